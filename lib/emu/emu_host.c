@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xenstats/abi/vcpu_stats_writer.h>
+
+#include "emu.h"
+#include "platform/emu_layout.h"
+#include "util/util.h"
+
+#define MS 1000000ULL
+#define WAKE_BOOST (30 * MS)
+
+static const char *const workload_names[] = {
+    [EMU_WORKLOAD_IDLE] = "idle",
+    [EMU_WORKLOAD_CPU] = "cpu",
+    [EMU_WORKLOAD_IO] = "io",
+    [EMU_WORKLOAD_MIXED] = "mixed",
+};
+
+int emu_workload_parse(const char *s, enum emu_workload *ret)
+{
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(workload_names); i++) {
+        if (!strcmp(s, workload_names[i])) {
+            *ret = (enum emu_workload)i;
+            return 0;
+        }
+    }
+    /* Accept the long spellings the docs use too. */
+    if (!strcmp(s, "cpu-bound")) {
+        *ret = EMU_WORKLOAD_CPU;
+        return 0;
+    }
+    if (!strcmp(s, "io-bound")) {
+        *ret = EMU_WORKLOAD_IO;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+const char *emu_workload_name(enum emu_workload w)
+{
+    return (size_t)w < ARRAY_SIZE(workload_names) ? workload_names[w] : "?";
+}
+
+static bool name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c <= ' ' || c >= 0x7f || c == '/' || c == '=' || c == ',')
+            return false;
+    }
+    return true;
+}
+
+int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, char *err, size_t errlen)
+{
+    struct emu_domain_spec spec = {.nr_vcpus = 1, .workload = EMU_WORKLOAD_IDLE, .vcpu_stats = true};
+    char buf[1024], *save = NULL, *tok;
+    bool have_name = false;
+
+    if (strlen(text) >= sizeof(buf)) {
+        snprintf(err, errlen, "domain spec too long");
+        return -EINVAL;
+    }
+    strcpy(buf, text);
+    for (tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+        char *value = strchr(tok, '=');
+        uint64_t v;
+
+        if (!value) {
+            snprintf(err, errlen, "'%s' is not key=value", tok);
+            return -EINVAL;
+        }
+        *value++ = '\0';
+        if (!strcmp(tok, "name")) {
+            if (strlen(value) >= sizeof(spec.name) || !name_ok(value)) {
+                snprintf(err, errlen, "bad domain name '%s' (1-63 printable characters, no blanks, '/', '=' or ',')",
+                         value);
+                return -EINVAL;
+            }
+            strcpy(spec.name, value);
+            have_name = true;
+        } else if (!strcmp(tok, "vcpus")) {
+            if (parse_u64(value, EMU_MAX_VCPUS, &v) < 0 || v == 0) {
+                snprintf(err, errlen, "vcpus=%s: expected 1..%d", value, EMU_MAX_VCPUS);
+                return -EINVAL;
+            }
+            spec.nr_vcpus = (uint32_t)v;
+        } else if (!strcmp(tok, "offline")) {
+            if (parse_u64(value, EMU_MAX_VCPUS, &v) < 0) {
+                snprintf(err, errlen, "offline=%s: expected a number of vCPUs", value);
+                return -EINVAL;
+            }
+            spec.nr_offline = (uint32_t)v;
+        } else if (!strcmp(tok, "workload")) {
+            if (emu_workload_parse(value, &spec.workload) < 0) {
+                snprintf(err, errlen, "workload=%s: expected cpu, io, idle or mixed", value);
+                return -EINVAL;
+            }
+        } else if (!strcmp(tok, "vcpu-stats")) {
+            if (!strcmp(value, "yes"))
+                spec.vcpu_stats = true;
+            else if (!strcmp(value, "no"))
+                spec.vcpu_stats = false;
+            else {
+                snprintf(err, errlen, "vcpu-stats=%s: expected yes or no", value);
+                return -EINVAL;
+            }
+        } else {
+            snprintf(err, errlen, "unknown key '%s' (name, vcpus, workload, offline, vcpu-stats)", tok);
+            return -EINVAL;
+        }
+    }
+    if (!have_name) {
+        snprintf(err, errlen, "a domain needs name=");
+        return -EINVAL;
+    }
+    if (spec.nr_offline > spec.nr_vcpus) {
+        snprintf(err, errlen, "offline=%u exceeds vcpus=%u", spec.nr_offline, spec.nr_vcpus);
+        return -EINVAL;
+    }
+    *ret_spec = spec;
+    return 0;
+}
+
+static int path_in(const struct emu_host *host, char *buf, size_t len, const char *fmt, ...) XS_PRINTF(4, 5);
+
+static int path_in(const struct emu_host *host, char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n, m;
+
+    n = snprintf(buf, len, "%s/", host->dir);
+    if (n < 0 || (size_t)n >= len)
+        return -ENAMETOOLONG;
+    va_start(ap, fmt);
+    m = vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (m < 0 || (size_t)m >= len - (size_t)n)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+/* Remove a directory with plain files in it (our domain directories). */
+static void remove_flat_dir(const char *path)
+{
+    char file[PATH_MAX];
+    struct dirent *de;
+    DIR *d = opendir(path);
+
+    if (d) {
+        while ((de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            if (snprintf(file, sizeof(file), "%s/%s", path, de->d_name) < (int)sizeof(file))
+                unlink(file);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+static void clear_domains_dir(const struct emu_host *host)
+{
+    char dir[PATH_MAX], sub[PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+
+    if (path_in(host, dir, sizeof(dir), "%s", EMU_DOMAINS_DIR) < 0)
+        return;
+    d = opendir(dir);
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) < (int)sizeof(sub))
+            remove_flat_dir(sub);
+    }
+    closedir(d);
+}
+
+static uint32_t cache_line_size(void)
+{
+    long l = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+
+    if (l <= 0 || l > 4096)
+        l = XEN_VCPU_STATS_ALIGN;
+    return (uint32_t)XEN_VCPU_STATS_ROUNDUP((uint32_t)l, XEN_VCPU_STATS_ALIGN);
+}
+
+int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uint64_t tick_ns)
+{
+    char path[PATH_MAX];
+    int r;
+
+    memset(host, 0, sizeof(*host));
+    if (strlen(dir) >= sizeof(host->dir))
+        return -ENAMETOOLONG;
+    strcpy(host->dir, dir);
+    host->nr_pcpus = nr_pcpus;
+    host->tick_ns = tick_ns;
+    host->cache_line = cache_line_size();
+    host->last_tick = monotonic_ns();
+
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return negative_errno();
+    if (emu_is_running(dir))
+        return -EADDRINUSE;
+    r = path_in(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR);
+    if (r < 0)
+        return r;
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return negative_errno();
+    clear_domains_dir(host); /* left by an emulator that died */
+    return 0;
+}
+
+int emu_host_publish(struct emu_host *host)
+{
+    char path[PATH_MAX], pid[32];
+    int n, r;
+
+    r = path_in(host, path, sizeof(path), "%s", EMU_PID_FILE);
+    if (r < 0)
+        return r;
+    n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    return write_file_atomic(path, pid, (size_t)n, 0644);
+}
+
+static void domain_free(struct emu_domain *d)
+{
+    if (d->region)
+        munmap(d->region, d->region_len);
+    free(d->vcpus);
+    free(d);
+}
+
+void emu_host_fini(struct emu_host *host)
+{
+    char path[PATH_MAX];
+
+    while (host->domains)
+        emu_domain_destroy(host, host->domains->domid);
+    if (path_in(host, path, sizeof(path), "%s", EMU_PID_FILE) == 0)
+        unlink(path);
+    if (path_in(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR) == 0)
+        rmdir(path);
+    free(host->want);
+    host->want = NULL;
+}
+
+struct emu_domain *emu_domain_find(struct emu_host *host, uint32_t domid)
+{
+    struct emu_domain *d;
+
+    for (d = host->domains; d; d = d->next)
+        if (d->domid == domid)
+            return d;
+    return NULL;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* xorshift64*: quality is irrelevant, determinism per vCPU is handy. */
+    uint64_t x = *s;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t rng_between(uint64_t *s, uint64_t lo, uint64_t hi)
+{
+    return lo + rng_next(s) % (hi - lo + 1);
+}
+
+/* The workload decides how much CPU a burst wants and how long it sleeps. */
+static enum emu_workload effective_workload(const struct emu_domain *d, uint64_t now)
+{
+    if (d->spec.workload != EMU_WORKLOAD_MIXED)
+        return d->spec.workload;
+    return ((now - d->created) / (3000 * MS)) % 2 ? EMU_WORKLOAD_IO : EMU_WORKLOAD_CPU;
+}
+
+static void new_burst(const struct emu_domain *d, struct emu_vcpu *v, uint64_t now)
+{
+    switch (effective_workload(d, now)) {
+    case EMU_WORKLOAD_CPU:
+        v->burst_left = INT64_MAX;
+        break;
+    case EMU_WORKLOAD_IO:
+        v->burst_left = (int64_t)rng_between(&v->rng, 2 * MS, 20 * MS);
+        break;
+    case EMU_WORKLOAD_IDLE:
+    default:
+        v->burst_left = (int64_t)rng_between(&v->rng, 1 * MS, 3 * MS);
+        break;
+    }
+}
+
+static uint64_t sleep_length(const struct emu_domain *d, struct emu_vcpu *v, uint64_t now)
+{
+    switch (effective_workload(d, now)) {
+    case EMU_WORKLOAD_IO:
+        return rng_between(&v->rng, 10 * MS, 40 * MS);
+    case EMU_WORKLOAD_CPU:
+        return 0;
+    case EMU_WORKLOAD_IDLE:
+    default:
+        return rng_between(&v->rng, 200 * MS, 1500 * MS);
+    }
+}
+
+/* The one place records are written: a runstate change, as in Xen. */
+static void vcpu_change_state(struct emu_vcpu *v, uint8_t state, uint64_t now)
+{
+    struct xen_vcpu_stats *r = v->record;
+
+    if (state == v->state)
+        return;
+    v->changes++;
+    if (r) {
+        xen_vcpu_stats_begin(r);
+        xen_vcpu_stats_add(r, v->state, now - v->update_time);
+        xen_vcpu_stats_set(r, XEN_VCPU_STATS_STATE_CHANGES, v->changes);
+        xen_vcpu_stats_set(r, XEN_VCPU_STATS_STATE, state);
+        xen_vcpu_stats_set(r, XEN_VCPU_STATS_UPDATE_TIME, now);
+        xen_vcpu_stats_end(r);
+    }
+    v->state = state;
+    v->update_time = now;
+}
+
+static int create_region(struct emu_host *host, struct emu_domain *d, const char *dir)
+{
+    uint64_t need = xen_vcpu_stats_region_bytes(d->spec.nr_vcpus, host->cache_line);
+    long page = sysconf(_SC_PAGESIZE);
+    char path[PATH_MAX];
+    size_t len;
+    void *mem;
+    int fd, r;
+    uint32_t i;
+
+    if (!need)
+        return -E2BIG;
+    len = (size_t)XEN_VCPU_STATS_ROUNDUP(need, (uint64_t)page); /* whole frames, as Xen */
+    if (snprintf(path, sizeof(path), "%s/%s", dir, EMU_VCPU_STATS_FILE) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    /* dom0 (this host's user) reads it; guests have no business here. */
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+    if (fd < 0)
+        return negative_errno();
+    if (ftruncate(fd, (off_t)len) < 0) {
+        r = negative_errno();
+        close(fd);
+        return r;
+    }
+    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    r = mem == MAP_FAILED ? negative_errno() : 0;
+    close(fd);
+    if (r < 0)
+        return r;
+    xen_vcpu_stats_init(mem, len, d->spec.nr_vcpus, host->cache_line);
+    for (i = 0; i < d->spec.nr_vcpus; i++) {
+        struct xen_vcpu_stats *rec = xen_vcpu_stats_record(mem, i);
+        unsigned int c;
+
+        xen_vcpu_stats_begin(rec);
+        for (c = XEN_VCPU_STATS_RUNNING_TIME; c <= XEN_VCPU_STATS_STATE_CHANGES; c++)
+            xen_vcpu_stats_set(rec, c, 0);
+        xen_vcpu_stats_set(rec, XEN_VCPU_STATS_STATE, d->vcpus[i].state);
+        xen_vcpu_stats_set(rec, XEN_VCPU_STATS_UPDATE_TIME, d->created);
+        xen_vcpu_stats_end(rec);
+        d->vcpus[i].record = rec;
+    }
+    d->region = mem;
+    d->region_len = len;
+    return 0;
+}
+
+int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
+{
+    char tmpdir[PATH_MAX], finaldir[PATH_MAX], info_text[EMU_INFO_MAX], info_path[PATH_MAX];
+    struct xenstats_domain_info info = {0};
+    struct emu_domain *d, **pp;
+    uint32_t i;
+    int r, n;
+
+    if (host->next_domid > EMU_MAX_DOMID)
+        return -ENOSPC;
+    for (d = host->domains; d; d = d->next)
+        if (!strcmp(d->spec.name, spec->name))
+            return -EEXIST;
+    d = calloc(1, sizeof(*d));
+    if (!d)
+        return -ENOMEM;
+    d->vcpus = calloc(spec->nr_vcpus, sizeof(*d->vcpus));
+    if (!d->vcpus) {
+        free(d);
+        return -ENOMEM;
+    }
+    d->domid = host->next_domid;
+    d->spec = *spec;
+    d->created = monotonic_ns();
+    for (i = 0; i < spec->nr_vcpus; i++) {
+        struct emu_vcpu *v = &d->vcpus[i];
+
+        v->id = i;
+        v->offline = i >= spec->nr_vcpus - spec->nr_offline;
+        v->state = v->offline ? XEN_VCPU_STATS_RUNSTATE_OFFLINE : XEN_VCPU_STATS_RUNSTATE_BLOCKED;
+        v->update_time = d->created;
+        v->rng = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)d->domid << 32 | i);
+        v->wake_at = d->created; /* every online vCPU boots */
+    }
+
+    r = path_in(host, tmpdir, sizeof(tmpdir), "%s/.new-%u", EMU_DOMAINS_DIR, d->domid);
+    if (r == 0)
+        r = path_in(host, finaldir, sizeof(finaldir), "%s/%u", EMU_DOMAINS_DIR, d->domid);
+    if (r < 0)
+        goto fail;
+    remove_flat_dir(tmpdir);
+    if (mkdir(tmpdir, 0755) < 0) {
+        r = negative_errno();
+        goto fail;
+    }
+    if (spec->vcpu_stats) {
+        r = create_region(host, d, tmpdir);
+        if (r < 0)
+            goto fail_dir;
+    }
+    info.domid = d->domid;
+    info.nr_vcpus = spec->nr_vcpus;
+    strcpy(info.name, spec->name);
+    n = emu_info_format(&info, info_text, sizeof(info_text));
+    if (n < 0 || snprintf(info_path, sizeof(info_path), "%s/%s", tmpdir, EMU_INFO_FILE) >= (int)sizeof(info_path)) {
+        r = -ENAMETOOLONG;
+        goto fail_dir;
+    }
+    r = write_file_atomic(info_path, info_text, (size_t)n, 0644);
+    if (r < 0)
+        goto fail_dir;
+    if (rename(tmpdir, finaldir) < 0) {
+        r = negative_errno();
+        goto fail_dir;
+    }
+
+    for (pp = &host->domains; *pp && (*pp)->domid < d->domid; pp = &(*pp)->next)
+        ;
+    d->next = *pp;
+    *pp = d;
+    host->next_domid++;
+    log_info("created domain %u '%s' (%u vCPUs, %s%s)", d->domid, spec->name, spec->nr_vcpus,
+             emu_workload_name(spec->workload), spec->vcpu_stats ? "" : ", no vCPU stats resource");
+    return (int)d->domid;
+
+fail_dir:
+    remove_flat_dir(tmpdir);
+fail:
+    domain_free(d);
+    return r;
+}
+
+int emu_domain_destroy(struct emu_host *host, uint32_t domid)
+{
+    char live[PATH_MAX], dead[PATH_MAX];
+    struct emu_domain **pp, *d;
+
+    for (pp = &host->domains; *pp && (*pp)->domid != domid; pp = &(*pp)->next)
+        ;
+    d = *pp;
+    if (!d)
+        return -ESRCH;
+    *pp = d->next;
+    if (path_in(host, live, sizeof(live), "%s/%u", EMU_DOMAINS_DIR, domid) == 0 &&
+        path_in(host, dead, sizeof(dead), "%s/.dead-%u", EMU_DOMAINS_DIR, domid) == 0) {
+        /* Readers' mappings outlive the files, as foreign mappings keep
+         * their page references on Xen. */
+        if (rename(live, dead) == 0)
+            remove_flat_dir(dead);
+        else
+            remove_flat_dir(live);
+    }
+    log_info("destroyed domain %u '%s'", domid, d->spec.name);
+    domain_free(d);
+    return 0;
+}
+
+static int compare_vruntime(const void *a, const void *b)
+{
+    const struct emu_vcpu *x = *(struct emu_vcpu *const *)a, *y = *(struct emu_vcpu *const *)b;
+
+    if (x->vruntime != y->vruntime)
+        return x->vruntime < y->vruntime ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+void emu_host_tick(struct emu_host *host, uint64_t now)
+{
+    uint64_t elapsed = now > host->last_tick ? now - host->last_tick : 0;
+    struct emu_domain *d;
+    size_t nwant = 0, total = 0, i;
+
+    for (d = host->domains; d; d = d->next)
+        total += d->spec.nr_vcpus;
+    if (total > host->want_cap) {
+        struct emu_vcpu **grown = realloc(host->want, total * sizeof(*grown));
+
+        if (!grown)
+            return; /* try again next tick */
+        host->want = grown;
+        host->want_cap = total;
+    }
+
+    for (d = host->domains; d; d = d->next) {
+        for (i = 0; i < d->spec.nr_vcpus; i++) {
+            struct emu_vcpu *v = &d->vcpus[i];
+
+            if (v->offline)
+                continue;
+            if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING) {
+                uint64_t ran = now - v->update_time < elapsed ? now - v->update_time : elapsed;
+
+                v->vruntime += ran;
+                if (v->burst_left != INT64_MAX)
+                    v->burst_left -= (int64_t)ran;
+                if (v->burst_left <= 0) {
+                    v->wake_at = now + sleep_length(d, v, now);
+                    if (v->wake_at > now) {
+                        vcpu_change_state(v, XEN_VCPU_STATS_RUNSTATE_BLOCKED, now);
+                        continue;
+                    }
+                    new_burst(d, v, now);
+                }
+                /* A mixed domain entering its cpu phase keeps running. */
+                if (effective_workload(d, now) == EMU_WORKLOAD_CPU)
+                    v->burst_left = INT64_MAX;
+            } else if (v->state == XEN_VCPU_STATS_RUNSTATE_BLOCKED) {
+                if (now < v->wake_at)
+                    continue;
+                new_burst(d, v, now);
+                /* A waker gets a small boost, not the credit of its sleep. */
+                if (v->vruntime + WAKE_BOOST < host->min_vruntime)
+                    v->vruntime = host->min_vruntime - WAKE_BOOST;
+            }
+            host->want[nwant++] = v;
+        }
+    }
+
+    if (nwant > host->nr_pcpus)
+        qsort(host->want, nwant, sizeof(*host->want), compare_vruntime);
+    if (nwant)
+        host->min_vruntime = host->want[0]->vruntime;
+    for (i = 0; i < nwant; i++)
+        vcpu_change_state(host->want[i],
+                          i < host->nr_pcpus ? XEN_VCPU_STATS_RUNSTATE_RUNNING : XEN_VCPU_STATS_RUNSTATE_RUNNABLE,
+                          now);
+    host->last_tick = now;
+}

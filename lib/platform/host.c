@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Backend choice and the public host handle. */
+#include <string.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "util/util.h"
+
+static const struct platform_backend *pick_backend(enum xenstats_backend wanted)
+{
+    switch (wanted) {
+    case XENSTATS_BACKEND_EMU:
+        return &platform_backend_emu;
+    case XENSTATS_BACKEND_XEN:
+        return NULL; /* not built in yet */
+    case XENSTATS_BACKEND_AUTO:
+    default:
+        if (getenv("XENSTATS_EMU_DIR"))
+            return &platform_backend_emu;
+        if (access("/dev/xen/privcmd", F_OK) == 0 || access("/proc/xen/privcmd", F_OK) == 0)
+            return NULL;
+        return &platform_backend_emu;
+    }
+}
+
+struct xenstats_host *xenstats_host_open(enum xenstats_backend backend)
+{
+    const struct platform_backend *b = pick_backend(backend);
+    struct xenstats_host *host;
+    int r;
+
+    if (!b) {
+        log_error("the xen backend is not built into this libxenstats");
+        errno = ENOTSUP;
+        return NULL;
+    }
+    host = calloc(1, sizeof(*host));
+    if (!host) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    host->platform.backend = b;
+    r = b->open(&host->platform);
+    if (r < 0) {
+        free(host);
+        set_errno(r);
+        return NULL;
+    }
+    return host;
+}
+
+void xenstats_host_close(struct xenstats_host *host)
+{
+    if (!host)
+        return;
+    host->platform.backend->close(&host->platform);
+    free(host);
+}
+
+enum xenstats_backend xenstats_host_backend(const struct xenstats_host *host)
+{
+    return host->platform.backend->kind;
+}
+
+uint32_t xenstats_host_self_domid(const struct xenstats_host *host)
+{
+    return host->platform.self_domid;
+}
+
+int xenstats_host_list_domains(struct xenstats_host *host, struct xenstats_domain_info **ret_domains,
+                               size_t *ret_count)
+{
+    return set_errno(host->platform.backend->domain->list(&host->platform, ret_domains, ret_count));
+}
+
+int xenstats_host_domain_info(struct xenstats_host *host, uint32_t domid, struct xenstats_domain_info *ret_info)
+{
+    return set_errno(host->platform.backend->domain->info(&host->platform, domid, ret_info));
+}

@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * xenstats emu: run an emulated Xen host, or control a running one.
+ *
+ * The running emulator is one event loop (epoll): a timerfd drives the
+ * emulated scheduler, a signalfd catches SIGINT/SIGTERM, and a UNIX socket
+ * in the run directory takes line commands from `xenstats emu create|
+ * destroy|list` (protocol in docs/emulator.md).
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <xenstats/vcpu.h>
+
+#include "emu/emu.h"
+#include "platform/emu_layout.h"
+#include "tool.h"
+#include "util/util.h"
+
+#define CMD "emu"
+#define CONTROL_LINE_MAX 1024
+#define CONTROL_CLIENTS_MAX 64
+#define DOMAINS_MAX 8192
+
+struct client {
+    int fd;
+    size_t used;
+    char buf[CONTROL_LINE_MAX];
+};
+
+struct emu_run {
+    struct emu_host host;
+    int epfd, tfd, sfd, lfd;
+    struct client *clients[CONTROL_CLIENTS_MAX];
+    uint64_t stop_at;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: %s emu [run] [OPTIONS]          run an emulated Xen host in the foreground\n"
+            "       %s emu create SPEC              create a domain in the running emulator\n"
+            "       %s emu destroy DOMID            destroy a domain\n"
+            "       %s emu list                     list the domains\n"
+            "       %s emu dump DOMID FILE          write a domain's vCPU statistics region to FILE\n\n"
+            "Options of run:\n"
+            "  -d, --dir DIR          run directory (default $XENSTATS_EMU_DIR, else\n"
+            "                         $XDG_RUNTIME_DIR/xenstats-emu, else /tmp/xenstats-emu-UID)\n"
+            "  -p, --pcpus N          emulated physical CPUs (default 2)\n"
+            "  -t, --tick DURATION    scheduler tick (default 10ms)\n"
+            "  -D, --domain SPEC      create a domain at start (repeatable)\n"
+            "  -c, --config FILE      read settings and domains from FILE\n"
+            "      --dom0-vcpus N     vCPUs of Domain-0 (default 2)\n"
+            "      --duration DURATION  exit after this long (default: run until SIGINT/SIGTERM)\n"
+            "  -h, --help             show this help\n\n"
+            "SPEC is key=value pairs separated by commas: name=NAME (required), vcpus=N (default 1),\n"
+            "workload=cpu|io|idle|mixed (default idle), offline=N (last N vCPUs offline),\n"
+            "vcpu-stats=yes|no (no: the host lacks the resource, like stock Xen).\n"
+            "Example: %s emu -p 4 -D name=web,vcpus=4,workload=cpu -D name=db,vcpus=2,workload=io\n",
+            PROG, PROG, PROG, PROG, PROG, PROG);
+}
+
+static int control_path(char *buf, size_t len)
+{
+    char dir[PATH_MAX - 32];
+    int r = emu_run_dir(dir, sizeof(dir));
+
+    if (r < 0)
+        return r;
+    r = snprintf(buf, len, "%s/%s", dir, EMU_CONTROL_SOCKET);
+    return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+/* ---- control server -------------------------------------------------- */
+
+static int reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int reply(int fd, const char *fmt, ...)
+{
+    char buf[CONTROL_LINE_MAX + 64];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return 0;
+    if ((size_t)n >= sizeof(buf) - 1)
+        n = (int)sizeof(buf) - 2;
+    buf[n++] = '\n';
+    /* Replies are small and clients read them; a client that does not is
+     * dropped by MSG_DONTWAIT failing rather than blocking the emulator. */
+    (void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return 0;
+}
+
+static int handle_command(struct emu_run *run, int fd, char *line)
+{
+    char *arg = strchr(line, ' ');
+    char err[256];
+    uint64_t domid;
+    int r;
+
+    if (arg)
+        *arg++ = '\0';
+    if (!strcmp(line, "create") && arg) {
+        struct emu_domain_spec spec;
+        size_t count = 0;
+        struct emu_domain *d;
+
+        for (d = run->host.domains; d; d = d->next)
+            count++;
+        if (count >= DOMAINS_MAX)
+            return reply(fd, "error ENOSPC too many domains (%d)", DOMAINS_MAX);
+        if (emu_domain_spec_parse(arg, &spec, err, sizeof(err)) < 0)
+            return reply(fd, "error EINVAL %s", err);
+        r = emu_domain_create(&run->host, &spec);
+        if (r == -EEXIST)
+            return reply(fd, "error EEXIST a domain named '%s' exists", spec.name);
+        if (r < 0)
+            return reply(fd, "error EIO %s", strerror(-r));
+        return reply(fd, "ok %d", r);
+    }
+    if (!strcmp(line, "destroy") && arg) {
+        if (parse_u64(arg, EMU_MAX_DOMID, &domid) < 0)
+            return reply(fd, "error EINVAL '%s' is not a domid", arg);
+        if (domid == 0)
+            return reply(fd, "error EPERM Domain-0 cannot be destroyed");
+        r = emu_domain_destroy(&run->host, (uint32_t)domid);
+        if (r == -ESRCH)
+            return reply(fd, "error ESRCH domain %s does not exist", arg);
+        return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
+    }
+    if (!strcmp(line, "list") && !arg) {
+        struct emu_domain *d;
+
+        for (d = run->host.domains; d; d = d->next)
+            reply(fd, "domain %u %s %u %s %u %s", d->domid, d->spec.name, d->spec.nr_vcpus,
+                  emu_workload_name(d->spec.workload), d->spec.nr_offline, d->spec.vcpu_stats ? "yes" : "no");
+        return reply(fd, "ok");
+    }
+    return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list)");
+}
+
+static void client_close(struct emu_run *run, int slot)
+{
+    struct client *c = run->clients[slot];
+
+    epoll_ctl(run->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    free(c);
+    run->clients[slot] = NULL;
+}
+
+static void client_readable(struct emu_run *run, int slot)
+{
+    struct client *c = run->clients[slot];
+    ssize_t n = recv(c->fd, c->buf + c->used, sizeof(c->buf) - c->used, MSG_DONTWAIT);
+    char *nl;
+
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        client_close(run, slot);
+        return;
+    }
+    c->used += (size_t)n;
+    while ((nl = memchr(c->buf, '\n', c->used))) {
+        size_t len = (size_t)(nl - c->buf);
+
+        *nl = '\0';
+        handle_command(run, c->fd, c->buf);
+        memmove(c->buf, nl + 1, c->used - len - 1);
+        c->used -= len + 1;
+    }
+    if (c->used == sizeof(c->buf)) {
+        reply(c->fd, "error E2BIG line longer than %d bytes", CONTROL_LINE_MAX);
+        client_close(run, slot);
+    }
+}
+
+static void accept_client(struct emu_run *run)
+{
+    struct epoll_event ev = {.events = EPOLLIN};
+    int fd = accept4(run->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int slot;
+
+    if (fd < 0)
+        return;
+    for (slot = 0; slot < CONTROL_CLIENTS_MAX && run->clients[slot]; slot++)
+        ;
+    if (slot == CONTROL_CLIENTS_MAX) {
+        reply(fd, "error EBUSY too many control clients");
+        close(fd);
+        return;
+    }
+    run->clients[slot] = calloc(1, sizeof(struct client));
+    if (!run->clients[slot]) {
+        close(fd);
+        return;
+    }
+    run->clients[slot]->fd = fd;
+    ev.data.u64 = 100 + (uint64_t)slot;
+    if (epoll_ctl(run->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        client_close(run, slot);
+}
+
+static int listen_control(struct emu_run *run)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd;
+
+    if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", run->host.dir, EMU_CONTROL_SOCKET) >=
+        (int)sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
+    unlink(sa.sun_path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return negative_errno();
+    /* Only the host's owner (dom0's user) controls the emulator. */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 || listen(fd, 16) < 0) {
+        int r = negative_errno();
+
+        close(fd);
+        return r;
+    }
+    run->lfd = fd;
+    return 0;
+}
+
+/* ---- run ------------------------------------------------------------- */
+
+static int add_fd(struct emu_run *run, int fd, uint64_t tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+
+    return epoll_ctl(run->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negative_errno() : 0;
+}
+
+enum { TAG_TIMER = 1, TAG_SIGNAL = 2, TAG_LISTEN = 3 };
+
+static int event_loop(struct emu_run *run)
+{
+    for (;;) {
+        struct epoll_event evs[16];
+        int n, i;
+
+        n = epoll_wait(run->epfd, evs, 16, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return fail(CMD, "epoll_wait: %s", strerror(errno));
+        for (i = 0; i < n; i++) {
+            uint64_t tag = evs[i].data.u64, ticks;
+            struct signalfd_siginfo si;
+
+            if (tag == TAG_TIMER) {
+                uint64_t now = monotonic_ns();
+
+                if (read(run->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+                    return fail(CMD, "timerfd: %s", strerror(errno));
+                emu_host_tick(&run->host, now);
+                if (run->stop_at && now >= run->stop_at)
+                    return 0;
+            } else if (tag == TAG_SIGNAL) {
+                if (read(run->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                    log_info("caught signal %u, shutting down", si.ssi_signo);
+                    return 0;
+                }
+            } else if (tag == TAG_LISTEN) {
+                accept_client(run);
+            } else if (tag >= 100 && tag < 100 + CONTROL_CLIENTS_MAX && run->clients[tag - 100]) {
+                client_readable(run, (int)(tag - 100));
+            }
+        }
+    }
+}
+
+static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, char ***specs, size_t *nspecs)
+{
+    char *text = NULL, *line, *save = NULL;
+    unsigned int lineno = 0;
+    int r = 0;
+
+    r = read_small_file(path, 1 << 20, &text, NULL);
+    if (r < 0)
+        return fail(CMD, "cannot read config %s: %s", path, strerror(-r));
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *key, *value;
+
+        lineno++;
+        line += strspn(line, " \t");
+        if (!*line || *line == '#')
+            continue;
+        key = line;
+        value = key + strcspn(key, " \t");
+        if (*value)
+            *value++ = '\0';
+        value += strspn(value, " \t");
+        if (!strcmp(key, "pcpus")) {
+            if (parse_u64(value, EMU_MAX_PCPUS, pcpus) < 0 || !*pcpus)
+                r = fail(CMD, "%s:%u: pcpus: expected 1..%d", path, lineno, EMU_MAX_PCPUS);
+        } else if (!strcmp(key, "tick")) {
+            if (parse_duration_ns(value, tick) < 0 || *tick < 100000)
+                r = fail(CMD, "%s:%u: tick: expected a duration of at least 100us", path, lineno);
+        } else if (!strcmp(key, "domain")) {
+            char **grown = realloc(*specs, (*nspecs + 1) * sizeof(char *));
+
+            if (!grown || !(grown[*nspecs] = strdup(value))) {
+                free(grown ? grown : *specs);
+                *specs = NULL;
+                r = fail(CMD, "out of memory");
+            } else {
+                *specs = grown;
+                (*nspecs)++;
+            }
+        } else {
+            r = fail(CMD, "%s:%u: unknown setting '%s' (pcpus, tick, domain)", path, lineno, key);
+        }
+        if (r)
+            break;
+    }
+    free(text);
+    return r;
+}
+
+static int run_emulator(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"dir", required_argument, NULL, 'd'},        {"pcpus", required_argument, NULL, 'p'},
+        {"tick", required_argument, NULL, 't'},       {"domain", required_argument, NULL, 'D'},
+        {"config", required_argument, NULL, 'c'},     {"dom0-vcpus", required_argument, NULL, 'z'},
+        {"duration", required_argument, NULL, 'u'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t pcpus = 2, tick = 10000000ULL, dom0_vcpus = 2, duration = 0;
+    char dir[PATH_MAX - 64], **specs = NULL, err[256];
+    const char *config = NULL;
+    struct emu_run run = {.epfd = -1, .tfd = -1, .sfd = -1, .lfd = -1};
+    size_t nspecs = 0, i;
+    struct emu_domain_spec spec;
+    struct itimerspec its;
+    sigset_t mask;
+    int c, r, status = 1;
+
+    if (emu_run_dir(dir, sizeof(dir)) < 0)
+        return fail(CMD, "run directory path too long");
+    while ((c = getopt_long(argc, argv, "d:p:t:D:c:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (strlen(optarg) >= sizeof(dir))
+                return fail(CMD, "--dir: path too long");
+            strcpy(dir, optarg);
+            break;
+        case 'p':
+            if (parse_u64(optarg, EMU_MAX_PCPUS, &pcpus) < 0 || !pcpus)
+                return fail(CMD, "--pcpus %s: expected 1..%d", optarg, EMU_MAX_PCPUS);
+            break;
+        case 't':
+            if (parse_duration_ns(optarg, &tick) < 0 || tick < 100000)
+                return fail(CMD, "--tick %s: expected a duration of at least 100us (e.g. 10ms)", optarg);
+            break;
+        case 'D': {
+            char **grown = realloc(specs, (nspecs + 1) * sizeof(char *));
+
+            if (!grown)
+                return fail(CMD, "out of memory");
+            specs = grown;
+            specs[nspecs++] = optarg;
+            break;
+        }
+        case 'c':
+            config = optarg;
+            break;
+        case 'z':
+            if (parse_u64(optarg, EMU_MAX_VCPUS, &dom0_vcpus) < 0 || !dom0_vcpus)
+                return fail(CMD, "--dom0-vcpus %s: expected 1..%d", optarg, EMU_MAX_VCPUS);
+            break;
+        case 'u':
+            if (parse_duration_ns(optarg, &duration) < 0)
+                return fail(CMD, "--duration %s: expected a duration such as 30s", optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            free(specs);
+            return 0;
+        default:
+            usage(stderr);
+            free(specs);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        free(specs);
+        return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
+    }
+    /* Command-line domains are not owned; config ones are strdup()ed. */
+    {
+        size_t ncli = nspecs;
+        char **cfg = NULL;
+        size_t ncfg = 0;
+
+        if (config && read_config(config, &pcpus, &tick, &cfg, &ncfg)) {
+            for (i = 0; i < ncfg; i++)
+                free(cfg[i]);
+            free(cfg);
+            free(specs);
+            return 1;
+        }
+        /* Validate every spec before touching the run directory. */
+        for (i = 0; i < ncli + ncfg; i++) {
+            const char *s = i < ncfg ? cfg[i] : specs[i - ncfg];
+
+            if (emu_domain_spec_parse(s, &spec, err, sizeof(err)) < 0) {
+                r = fail(CMD, "domain '%s': %s", s, err);
+                goto out_specs_cfg;
+            }
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = emu_host_init(&run.host, dir, (uint32_t)pcpus, tick);
+        if (r == -EADDRINUSE) {
+            r = fail(CMD, "an emulator is already running in %s", dir);
+            goto out_specs_cfg;
+        }
+        if (r < 0) {
+            r = fail(CMD, "cannot set up %s: %s", dir, strerror(-r));
+            goto out_specs_cfg;
+        }
+        snprintf(spec.name, sizeof(spec.name), "Domain-0");
+        spec.nr_vcpus = (uint32_t)dom0_vcpus;
+        spec.nr_offline = 0;
+        spec.workload = EMU_WORKLOAD_IDLE;
+        spec.vcpu_stats = true;
+        r = emu_domain_create(&run.host, &spec);
+        for (i = 0; r >= 0 && i < ncli + ncfg; i++) {
+            const char *s = i < ncfg ? cfg[i] : specs[i - ncfg];
+
+            emu_domain_spec_parse(s, &spec, err, sizeof(err));
+            r = emu_domain_create(&run.host, &spec);
+            if (r == -EEXIST)
+                fail(CMD, "two domains are named '%s'", spec.name);
+        }
+        if (r < 0) {
+            if (r != -EEXIST)
+                fail(CMD, "cannot create domain '%s': %s", spec.name, strerror(-r));
+            r = 1;
+            goto out;
+        }
+
+        r = 1;
+        run.epfd = epoll_create1(EPOLL_CLOEXEC);
+        run.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        run.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (run.epfd < 0 || run.sfd < 0 || run.tfd < 0) {
+            fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+            goto out;
+        }
+        its.it_interval.tv_sec = (time_t)(tick / 1000000000ULL);
+        its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
+        its.it_value = its.it_interval;
+        if (timerfd_settime(run.tfd, 0, &its, NULL) < 0 || listen_control(&run) < 0 ||
+            add_fd(&run, run.tfd, TAG_TIMER) < 0 || add_fd(&run, run.sfd, TAG_SIGNAL) < 0 ||
+            add_fd(&run, run.lfd, TAG_LISTEN) < 0) {
+            fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+            goto out;
+        }
+        if (duration)
+            run.stop_at = monotonic_ns() + duration;
+        r = emu_host_publish(&run.host);
+        if (r < 0) {
+            r = fail(CMD, "cannot write the pid file: %s", strerror(-r));
+            goto out;
+        }
+        fprintf(stderr, "%s %s: emulated Xen host running in %s (%u pCPUs, tick %.1f ms); Ctrl-C stops it\n",
+                PROG, CMD, dir, (unsigned int)pcpus, (double)tick / 1e6);
+        fflush(stderr);
+        r = event_loop(&run);
+        status = r;
+out:
+        for (i = 0; i < CONTROL_CLIENTS_MAX; i++)
+            if (run.clients[i])
+                client_close(&run, (int)i);
+        if (run.lfd >= 0) {
+            char path[PATH_MAX];
+
+            close(run.lfd);
+            if (snprintf(path, sizeof(path), "%s/%s", dir, EMU_CONTROL_SOCKET) < (int)sizeof(path))
+                unlink(path);
+        }
+        if (run.tfd >= 0)
+            close(run.tfd);
+        if (run.sfd >= 0)
+            close(run.sfd);
+        if (run.epfd >= 0)
+            close(run.epfd);
+        emu_host_fini(&run.host);
+        r = status;
+out_specs_cfg:
+        for (i = 0; i < ncfg; i++)
+            free(cfg[i]);
+        free(cfg);
+        free(specs);
+        return r;
+    }
+}
+
+/* ---- client commands ------------------------------------------------- */
+
+static int control_request(const char *request)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char buf[CONTROL_LINE_MAX * 4];
+    size_t used = 0;
+    int fd, status = 1;
+
+    if (control_path(sa.sun_path, sizeof(sa.sun_path)) < 0)
+        return fail(CMD, "run directory path too long");
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(CMD, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = errno;
+
+        close(fd);
+        if (e == ENOENT || e == ECONNREFUSED)
+            return fail(CMD, "no emulated host is running (start one with `xenstats emu`)");
+        return fail(CMD, "cannot reach the emulator at %s: %s", sa.sun_path, strerror(e));
+    }
+    if (send(fd, request, strlen(request), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+        close(fd);
+        return fail(CMD, "cannot send to the emulator: %s", strerror(errno));
+    }
+    for (;;) {
+        char *nl;
+        ssize_t n;
+
+        while ((nl = memchr(buf, '\n', used))) {
+            *nl = '\0';
+            if (!strncmp(buf, "ok", 2)) {
+                if (buf[2] == ' ')
+                    printf("%s\n", buf + 3);
+                status = 0;
+                goto done;
+            }
+            if (!strncmp(buf, "error ", 6)) {
+                char *msg = strchr(buf + 6, ' ');
+
+                fail(CMD, "%s", msg ? msg + 1 : buf + 6);
+                goto done;
+            }
+            if (!strncmp(buf, "domain ", 7))
+                printf("%s\n", buf + 7);
+            memmove(buf, nl + 1, used - (size_t)(nl + 1 - buf));
+            used -= (size_t)(nl + 1 - buf);
+        }
+        if (used == sizeof(buf)) {
+            fail(CMD, "reply line too long");
+            goto done;
+        }
+        n = recv(fd, buf + used, sizeof(buf) - used, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fail(CMD, "the emulator closed the connection");
+            goto done;
+        }
+        used += (size_t)n;
+    }
+done:
+    close(fd);
+    return status;
+}
+
+static int dump_region(const char *domarg, const char *path)
+{
+    struct xenstats_domain_info info;
+    struct xenstats_host *host;
+    struct xenstats_vcpu_map *map = NULL;
+    void *buf = NULL;
+    size_t len;
+    int r = 1;
+
+    host = tool_host_open(CMD);
+    if (!host)
+        return 1;
+    if (tool_resolve_domain(CMD, host, domarg, &info))
+        goto out;
+    map = xenstats_vcpu_map_open(host, info.domid);
+    if (!map) {
+        fail(CMD, "domain %u: cannot map its vCPU statistics: %s", info.domid, xenstats_strerror(-errno));
+        goto out;
+    }
+    len = xenstats_vcpu_map_dump_size(map);
+    buf = malloc(len);
+    if (!buf) {
+        fail(CMD, "out of memory");
+        goto out;
+    }
+    if (xenstats_vcpu_map_dump(map, buf, len) < 0) {
+        fail(CMD, "domain %u: %s", info.domid, xenstats_strerror(-errno));
+        goto out;
+    }
+    r = write_file_atomic(path, buf, len, 0644);
+    if (r < 0) {
+        r = fail(CMD, "cannot write %s: %s", path, strerror(-r));
+        goto out;
+    }
+    r = 0;
+out:
+    free(buf);
+    xenstats_vcpu_map_close(map);
+    xenstats_host_close(host);
+    return r;
+}
+
+int cmd_emu(int argc, char **argv)
+{
+    const char *sub = argc > 1 ? argv[1] : "run";
+    char request[CONTROL_LINE_MAX];
+
+    if (!strcmp(sub, "create") || !strcmp(sub, "destroy")) {
+        if (argc != 3)
+            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "create") ? "SPEC" : "DOMID");
+        if (snprintf(request, sizeof(request), "%s %s", sub, argv[2]) >= (int)sizeof(request) ||
+            strchr(argv[2], '\n'))
+            return fail(CMD, "argument too long or has a newline");
+        return control_request(request);
+    }
+    if (!strcmp(sub, "list")) {
+        if (argc != 2)
+            return fail(CMD, "usage: %s emu list", PROG);
+        printf("DOMID NAME VCPUS WORKLOAD OFFLINE VCPU-STATS\n");
+        return control_request("list");
+    }
+    if (!strcmp(sub, "dump")) {
+        if (argc != 4)
+            return fail(CMD, "usage: %s emu dump DOMID FILE", PROG);
+        return dump_region(argv[2], argv[3]);
+    }
+    if (!strcmp(sub, "run"))
+        return run_emulator(argc - 1, argv + 1);
+    return run_emulator(argc, argv);
+}
