@@ -24,6 +24,7 @@
 #include <xenstats/vcpu.h>
 
 #include "emu/emu.h"
+#include "emu/loop.h"
 #include "platform/emu_layout.h"
 #include "tool.h"
 #include "util/util.h"
@@ -34,6 +35,8 @@
 #define DOMAINS_MAX 8192
 
 struct client {
+    struct client *next;
+    struct emu_run *run;
     int fd;
     size_t used;
     char buf[CONTROL_LINE_MAX];
@@ -41,8 +44,10 @@ struct client {
 
 struct emu_run {
     struct emu_host host;
-    int epfd, tfd, sfd, lfd;
-    struct client *clients[CONTROL_CLIENTS_MAX];
+    struct emu_loop *loop;
+    int tfd, sfd, lfd;
+    unsigned int nr_clients;
+    struct client *clients;
     uint64_t stop_at;
 };
 
@@ -154,26 +159,29 @@ static int handle_command(struct emu_run *run, int fd, char *line)
     return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list)");
 }
 
-static void client_close(struct emu_run *run, int slot)
+static void client_close(struct client *c)
 {
-    struct client *c = run->clients[slot];
+    struct client **pp;
 
-    epoll_ctl(run->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    for (pp = &c->run->clients; *pp != c; pp = &(*pp)->next)
+        ;
+    *pp = c->next;
+    emu_loop_remove(c->run->loop, c->fd);
     close(c->fd);
+    c->run->nr_clients--;
     free(c);
-    run->clients[slot] = NULL;
 }
 
-static void client_readable(struct emu_run *run, int slot)
+static void client_readable(struct emu_loop *loop, int fd, uint32_t events, void *data)
 {
-    struct client *c = run->clients[slot];
+    struct client *c = data;
     ssize_t n = recv(c->fd, c->buf + c->used, sizeof(c->buf) - c->used, MSG_DONTWAIT);
     char *nl;
 
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0) {
-        client_close(run, slot);
+        client_close(c);
         return;
     }
     c->used += (size_t)n;
@@ -181,46 +189,50 @@ static void client_readable(struct emu_run *run, int slot)
         size_t len = (size_t)(nl - c->buf);
 
         *nl = '\0';
-        handle_command(run, c->fd, c->buf);
+        handle_command(c->run, c->fd, c->buf);
         memmove(c->buf, nl + 1, c->used - len - 1);
         c->used -= len + 1;
     }
     if (c->used == sizeof(c->buf)) {
         reply(c->fd, "error E2BIG line longer than %d bytes", CONTROL_LINE_MAX);
-        client_close(run, slot);
+        client_close(c);
     }
 }
 
-static void accept_client(struct emu_run *run)
+static void accept_client(struct emu_loop *loop, int lfd, uint32_t events, void *data)
 {
-    struct epoll_event ev = {.events = EPOLLIN};
-    int fd = accept4(run->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    int slot;
+    struct emu_run *run = data;
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    struct client *c;
 
     if (fd < 0)
         return;
-    for (slot = 0; slot < CONTROL_CLIENTS_MAX && run->clients[slot]; slot++)
-        ;
-    if (slot == CONTROL_CLIENTS_MAX) {
+    if (run->nr_clients >= CONTROL_CLIENTS_MAX) {
         reply(fd, "error EBUSY too many control clients");
         close(fd);
         return;
     }
-    run->clients[slot] = calloc(1, sizeof(struct client));
-    if (!run->clients[slot]) {
+    c = calloc(1, sizeof(*c));
+    if (!c) {
         close(fd);
         return;
     }
-    run->clients[slot]->fd = fd;
-    ev.data.u64 = 100 + (uint64_t)slot;
-    if (epoll_ctl(run->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-        client_close(run, slot);
+    c->run = run;
+    c->fd = fd;
+    if (emu_loop_add(loop, fd, EPOLLIN, client_readable, c) < 0) {
+        close(fd);
+        free(c);
+        return;
+    }
+    c->next = run->clients;
+    run->clients = c;
+    run->nr_clients++;
 }
 
 static int listen_control(struct emu_run *run)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    int fd;
+    int fd, r;
 
     if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", run->host.dir, EMU_CONTROL_SOCKET) >=
         (int)sizeof(sa.sun_path))
@@ -231,8 +243,12 @@ static int listen_control(struct emu_run *run)
         return negative_errno();
     /* Only the host's owner (dom0's user) controls the emulator. */
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 || listen(fd, 16) < 0) {
-        int r = negative_errno();
-
+        r = negative_errno();
+        close(fd);
+        return r;
+    }
+    r = emu_loop_add(run->loop, fd, EPOLLIN, accept_client, run);
+    if (r < 0) {
         close(fd);
         return r;
     }
@@ -242,49 +258,28 @@ static int listen_control(struct emu_run *run)
 
 /* ---- run ------------------------------------------------------------- */
 
-static int add_fd(struct emu_run *run, int fd, uint64_t tag)
+static void on_tick(struct emu_loop *loop, int fd, uint32_t events, void *data)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    struct emu_run *run = data;
+    uint64_t now = monotonic_ns(), ticks;
 
-    return epoll_ctl(run->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negative_errno() : 0;
+    if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
+        fail(CMD, "timerfd: %s", strerror(errno));
+        emu_loop_quit(loop, 1);
+        return;
+    }
+    emu_host_tick(&run->host, now);
+    if (run->stop_at && now >= run->stop_at)
+        emu_loop_quit(loop, 0);
 }
 
-enum { TAG_TIMER = 1, TAG_SIGNAL = 2, TAG_LISTEN = 3 };
-
-static int event_loop(struct emu_run *run)
+static void on_signal(struct emu_loop *loop, int fd, uint32_t events, void *data)
 {
-    for (;;) {
-        struct epoll_event evs[16];
-        int n, i;
+    struct signalfd_siginfo si;
 
-        n = epoll_wait(run->epfd, evs, 16, -1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return fail(CMD, "epoll_wait: %s", strerror(errno));
-        for (i = 0; i < n; i++) {
-            uint64_t tag = evs[i].data.u64, ticks;
-            struct signalfd_siginfo si;
-
-            if (tag == TAG_TIMER) {
-                uint64_t now = monotonic_ns();
-
-                if (read(run->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-                    return fail(CMD, "timerfd: %s", strerror(errno));
-                emu_host_tick(&run->host, now);
-                if (run->stop_at && now >= run->stop_at)
-                    return 0;
-            } else if (tag == TAG_SIGNAL) {
-                if (read(run->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-                    log_info("caught signal %u, shutting down", si.ssi_signo);
-                    return 0;
-                }
-            } else if (tag == TAG_LISTEN) {
-                accept_client(run);
-            } else if (tag >= 100 && tag < 100 + CONTROL_CLIENTS_MAX && run->clients[tag - 100]) {
-                client_readable(run, (int)(tag - 100));
-            }
-        }
+    if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        log_info("caught signal %u, shutting down", si.ssi_signo);
+        emu_loop_quit(loop, 0);
     }
 }
 
@@ -348,7 +343,7 @@ static int run_emulator(int argc, char **argv)
     uint64_t pcpus = 2, tick = 10000000ULL, dom0_vcpus = 2, duration = 0;
     char dir[PATH_MAX - 64], **specs = NULL, err[256];
     const char *config = NULL;
-    struct emu_run run = {.epfd = -1, .tfd = -1, .sfd = -1, .lfd = -1};
+    struct emu_run run = {.tfd = -1, .sfd = -1, .lfd = -1};
     size_t nspecs = 0, i;
     struct emu_domain_spec spec;
     struct itimerspec its;
@@ -443,6 +438,13 @@ static int run_emulator(int argc, char **argv)
             r = fail(CMD, "cannot set up %s: %s", dir, strerror(-r));
             goto out_specs_cfg;
         }
+        run.loop = emu_loop_new();
+        if (!run.loop) {
+            r = fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+            emu_host_fini(&run.host);
+            goto out_specs_cfg;
+        }
+        run.host.loop = run.loop;
         snprintf(spec.name, sizeof(spec.name), "Domain-0");
         spec.nr_vcpus = (uint32_t)dom0_vcpus;
         spec.nr_offline = 0;
@@ -465,10 +467,9 @@ static int run_emulator(int argc, char **argv)
         }
 
         r = 1;
-        run.epfd = epoll_create1(EPOLL_CLOEXEC);
         run.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         run.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (run.epfd < 0 || run.sfd < 0 || run.tfd < 0) {
+        if (run.sfd < 0 || run.tfd < 0) {
             fail(CMD, "cannot set up the event loop: %s", strerror(errno));
             goto out;
         }
@@ -476,8 +477,8 @@ static int run_emulator(int argc, char **argv)
         its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
         its.it_value = its.it_interval;
         if (timerfd_settime(run.tfd, 0, &its, NULL) < 0 || listen_control(&run) < 0 ||
-            add_fd(&run, run.tfd, TAG_TIMER) < 0 || add_fd(&run, run.sfd, TAG_SIGNAL) < 0 ||
-            add_fd(&run, run.lfd, TAG_LISTEN) < 0) {
+            emu_loop_add(run.loop, run.tfd, EPOLLIN, on_tick, &run) < 0 ||
+            emu_loop_add(run.loop, run.sfd, EPOLLIN, on_signal, &run) < 0) {
             fail(CMD, "cannot set up the event loop: %s", strerror(errno));
             goto out;
         }
@@ -491,12 +492,12 @@ static int run_emulator(int argc, char **argv)
         fprintf(stderr, "%s %s: emulated Xen host running in %s (%u pCPUs, tick %.1f ms); Ctrl-C stops it\n",
                 PROG, CMD, dir, (unsigned int)pcpus, (double)tick / 1e6);
         fflush(stderr);
-        r = event_loop(&run);
-        status = r;
+        status = emu_loop_run(run.loop);
+        if (status < 0)
+            status = fail(CMD, "event loop: %s", strerror(-status));
 out:
-        for (i = 0; i < CONTROL_CLIENTS_MAX; i++)
-            if (run.clients[i])
-                client_close(&run, (int)i);
+        while (run.clients)
+            client_close(run.clients);
         if (run.lfd >= 0) {
             char path[PATH_MAX];
 
@@ -508,9 +509,8 @@ out:
             close(run.tfd);
         if (run.sfd >= 0)
             close(run.sfd);
-        if (run.epfd >= 0)
-            close(run.epfd);
         emu_host_fini(&run.host);
+        emu_loop_free(run.loop);
         r = status;
 out_specs_cfg:
         for (i = 0; i < ncfg; i++)

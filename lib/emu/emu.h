@@ -57,8 +57,30 @@ struct emu_domain {
     size_t region_len;
 };
 
+struct emu_host;
+struct emu_loop;
+
+/*
+ * A module of the emulated host (xenstore, grants, event channels...) hears
+ * about domains coming and going.  created() runs once the domain is
+ * complete and visible; a failure destroys it again.  destroyed() runs
+ * before the domain's resources are freed.
+ */
+struct emu_module {
+    const char *name;
+    int (*created)(struct emu_host *host, struct emu_domain *d, void *data);
+    void (*destroyed)(struct emu_host *host, struct emu_domain *d, void *data);
+    void *data;
+};
+
+#define EMU_MAX_MODULES 8
+
 struct emu_host {
     char dir[3072];
+    struct emu_loop *loop; /* set by the caller; modules register fds on it */
+    struct emu_module modules[EMU_MAX_MODULES];
+    unsigned int nr_modules;
+    unsigned int nr_modules_done; /* modules told of a domain being created */
     uint32_t nr_pcpus;
     uint64_t tick_ns;
     uint32_t next_domid;
@@ -98,6 +120,9 @@ void emu_host_fini(struct emu_host *host);
 int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec);
 int emu_domain_destroy(struct emu_host *host, uint32_t domid);
 struct emu_domain *emu_domain_find(struct emu_host *host, uint32_t domid);
+
+/* Register a module; modules are told about domains in this order. */
+int emu_host_add_module(struct emu_host *host, const struct emu_module *module);
 
 /* Advance the emulated scheduler to `now` (CLOCK_MONOTONIC ns). */
 void emu_host_tick(struct emu_host *host, uint64_t now);

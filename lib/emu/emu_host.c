@@ -464,6 +464,18 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     d->next = *pp;
     *pp = d;
     host->next_domid++;
+    for (i = 0; i < host->nr_modules; i++) {
+        const struct emu_module *m = &host->modules[i];
+
+        r = m->created ? m->created(host, d, m->data) : 0;
+        if (r < 0) {
+            log_error("domain %u: %s module failed: %s", d->domid, m->name, strerror(-r));
+            host->nr_modules_done = i;
+            emu_domain_destroy(host, d->domid);
+            host->nr_modules_done = host->nr_modules;
+            return r;
+        }
+    }
     log_info("created domain %u '%s' (%u vCPUs, %s%s)", d->domid, spec->name, spec->nr_vcpus,
              emu_workload_name(spec->workload), spec->vcpu_stats ? "" : ", no vCPU stats resource");
     return (int)d->domid;
@@ -479,6 +491,7 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
 {
     char live[PATH_MAX], dead[PATH_MAX];
     struct emu_domain **pp, *d;
+    unsigned int i;
 
     for (pp = &host->domains; *pp && (*pp)->domid != domid; pp = &(*pp)->next)
         ;
@@ -486,6 +499,12 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
     if (!d)
         return -ESRCH;
     *pp = d->next;
+    for (i = host->nr_modules_done; i-- > 0;) {
+        const struct emu_module *m = &host->modules[i];
+
+        if (m->destroyed)
+            m->destroyed(host, d, m->data);
+    }
     if (path_in(host, live, sizeof(live), "%s/%u", EMU_DOMAINS_DIR, domid) == 0 &&
         path_in(host, dead, sizeof(dead), "%s/.dead-%u", EMU_DOMAINS_DIR, domid) == 0) {
         /* Readers' mappings outlive the files, as foreign mappings keep
@@ -497,6 +516,15 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
     }
     log_info("destroyed domain %u '%s'", domid, d->spec.name);
     domain_free(d);
+    return 0;
+}
+
+int emu_host_add_module(struct emu_host *host, const struct emu_module *module)
+{
+    if (host->nr_modules == EMU_MAX_MODULES)
+        return -ENOSPC;
+    host->modules[host->nr_modules++] = *module;
+    host->nr_modules_done = host->nr_modules;
     return 0;
 }
 

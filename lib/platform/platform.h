@@ -45,6 +45,66 @@ struct platform_resource_ops {
     int (*clock_ns)(struct platform *p, uint64_t *ret_now);
 };
 
+/*
+ * xenstore: access goes through Debian's libxenstore in every backend.  The
+ * backend only says where the caller's store is: on Xen the default
+ * (xenstored socket or /dev/xen/xenbus), on the emulated host the socket of
+ * the caller's domain, which decides the domain the store sees.
+ */
+struct xs_handle;
+struct platform_store_ops {
+    /* An xs_open()ed handle for the caller's domain; NULL and errno. */
+    struct xs_handle *(*open)(struct platform *p, unsigned long xs_open_flags);
+};
+
+/*
+ * Grant tables: xengntshr (share) and xengnttab (map) semantics.
+ * Error numbers are the ones those libraries give on Xen.
+ */
+struct platform_grant_ops {
+    /*
+     * Share `count` fresh zeroed pages with `domid`, writable by the grantee
+     * iff `writable`.  Fills refs[count]; returns the caller's (always
+     * writable) mapping of the pages, or NULL and errno (ENOSPC: grant
+     * table full, ESRCH: no such domain).
+     */
+    void *(*share_pages)(struct platform *p, uint32_t domid, uint32_t count, uint32_t *refs, int writable);
+    /* Revoke and unmap pages from share_pages(); see docs/emulator.md for
+     * unsharing while the grantee still maps them. */
+    int (*unshare)(struct platform *p, void *addr, uint32_t count);
+    /*
+     * Map `count` grants of `domid` contiguously, PROT_READ or
+     * PROT_READ|PROT_WRITE.  NULL and errno: EINVAL (bad or foreign ref,
+     * or write wanted on a read-only grant: Xen's GNTST_permission_denied
+     * surfaces as EINVAL from gnttab), ESRCH.
+     */
+    void *(*map)(struct platform *p, uint32_t domid, uint32_t count, const uint32_t *refs, int prot);
+    int (*unmap)(struct platform *p, void *addr, uint32_t count);
+};
+
+/* Event channels: xenevtchn semantics, one handle per open(). */
+struct platform_evtchn;
+enum platform_evtchn_state {
+    PLATFORM_EVTCHN_CLOSED = 0,      /* no such port bound here */
+    PLATFORM_EVTCHN_UNBOUND = 1,     /* allocated, no peer yet, or peer closed */
+    PLATFORM_EVTCHN_INTERDOMAIN = 2, /* connected to a peer */
+};
+struct platform_evtchn_ops {
+    struct platform_evtchn *(*open)(struct platform *p); /* NULL and errno */
+    void (*close)(struct platform_evtchn *h);            /* accepts NULL */
+    int (*fd)(struct platform_evtchn *h);                /* readable when an event is pending */
+    /* Return a local port (>= 0) or -errno. */
+    int (*bind_unbound_port)(struct platform_evtchn *h, uint32_t remote_domid);
+    int (*bind_interdomain)(struct platform_evtchn *h, uint32_t remote_domid, uint32_t remote_port);
+    int (*notify)(struct platform_evtchn *h, uint32_t port);
+    /* Next pending port, masked until unmask(); -EAGAIN when none. */
+    int (*pending)(struct platform_evtchn *h);
+    int (*unmask)(struct platform_evtchn *h, uint32_t port);
+    int (*unbind)(struct platform_evtchn *h, uint32_t port);
+    /* State of a local port, as EVTCHNOP_status tells it. */
+    int (*status)(struct platform_evtchn *h, uint32_t port, enum platform_evtchn_state *ret_state);
+};
+
 struct platform_backend {
     const char *name;
     enum xenstats_backend kind;
@@ -52,6 +112,9 @@ struct platform_backend {
     void (*close)(struct platform *p);
     const struct platform_domain_ops *domain;
     const struct platform_resource_ops *resource;
+    const struct platform_store_ops *store;   /* NULL until implemented */
+    const struct platform_grant_ops *grant;   /* NULL until implemented */
+    const struct platform_evtchn_ops *evtchn; /* NULL until implemented */
 };
 
 struct platform {
