@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the integration tests: they run the real binaries against a
+# private emulated host.  Source it; it sets `set -eu` and cleans up on exit.
+set -eu
+
+: "${XENSTATS:?XENSTATS must name the xenstats binary (meson test sets it)}"
+XENSTATS_TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/xenstats-test.XXXXXX")
+export XENSTATS_EMU_DIR="$XENSTATS_TEST_TMP/emu"
+unset XENSTATS_EMU_DOMID
+EMU_PID=
+CHECKS=0
+
+cleanup() {
+    local rc=$?
+    if [ -n "$EMU_PID" ] && kill -0 "$EMU_PID" 2>/dev/null; then
+        kill -TERM "$EMU_PID" 2>/dev/null || true
+        wait "$EMU_PID" 2>/dev/null || true
+    fi
+    if [ "$rc" -ne 0 ] && [ -f "$XENSTATS_TEST_TMP/emu.log" ]; then
+        echo "--- emulator log ---" >&2
+        tail -n 50 "$XENSTATS_TEST_TMP/emu.log" >&2
+    fi
+    rm -rf "$XENSTATS_TEST_TMP"
+    exit "$rc"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+pass() {
+    CHECKS=$((CHECKS + 1))
+    echo "ok $CHECKS - $*"
+}
+
+# start_emu ARGS...: start `xenstats emu` in the background and wait until
+# it serves its control socket.
+start_emu() {
+    "$XENSTATS" emu "$@" >"$XENSTATS_TEST_TMP/emu.log" 2>&1 &
+    EMU_PID=$!
+    local i
+    for i in $(seq 1 100); do
+        if [ -S "$XENSTATS_EMU_DIR/control" ] && [ -f "$XENSTATS_EMU_DIR/emu.pid" ]; then
+            return 0
+        fi
+        kill -0 "$EMU_PID" 2>/dev/null || fail "emulator exited: $(cat "$XENSTATS_TEST_TMP/emu.log")"
+        sleep 0.05
+    done
+    fail "emulator did not come up"
+}
+
+stop_emu() {
+    [ -n "$EMU_PID" ] || return 0
+    kill -TERM "$EMU_PID"
+    local rc=0
+    wait "$EMU_PID" || rc=$?
+    EMU_PID=
+    return "$rc"
+}
+
+# expect_fail "description" EXPECTED_STDERR_SUBSTRING CMD...: CMD must exit
+# non-zero and say EXPECTED on stderr.
+expect_fail() {
+    local what=$1 want=$2
+    shift 2
+    local out rc=0
+    out=$("$@" 2>&1 >/dev/null) || rc=$?
+    [ "$rc" -ne 0 ] || fail "$what: exited 0"
+    case "$out" in
+    *"$want"*) pass "$what" ;;
+    *) fail "$what: stderr '$out' lacks '$want'" ;;
+    esac
+}
