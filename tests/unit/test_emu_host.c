@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The emulated host's domains and scheduler, driven with a synthetic clock. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <xenstats/vcpu.h>
+
+#include "emu/emu.h"
+
+static char dir[] = "/tmp/xenstats-emu-test-XXXXXX";
+
+static int setup(void **state)
+{
+    struct emu_host *host = calloc(1, sizeof(*host));
+
+    if (!mkdtemp(dir) || !host)
+        return -1;
+    if (emu_host_init(host, dir, 2, 10000000) < 0)
+        return -1;
+    *state = host;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    emu_host_fini(*state);
+    free(*state);
+    rmdir(dir);
+    return 0;
+}
+
+static void spec(struct emu_domain_spec *s, const char *text)
+{
+    char err[256];
+
+    assert_int_equal(emu_domain_spec_parse(text, s, err, sizeof(err)), 0);
+}
+
+static void test_spec_parse(void **state)
+{
+    struct emu_domain_spec s;
+    char err[256];
+
+    (void)state;
+    spec(&s, "name=web,vcpus=4,workload=cpu,offline=1");
+    assert_string_equal(s.name, "web");
+    assert_int_equal(s.nr_vcpus, 4);
+    assert_int_equal(s.nr_offline, 1);
+    assert_int_equal(s.workload, EMU_WORKLOAD_CPU);
+    assert_true(s.vcpu_stats);
+    spec(&s, "name=db vcpus=2 workload=io-bound vcpu-stats=no");
+    assert_int_equal(s.workload, EMU_WORKLOAD_IO);
+    assert_false(s.vcpu_stats);
+
+    static const char *const bad[] = {
+        "vcpus=2",                     /* no name */
+        "name=a,vcpus=0",              /* zero vCPUs */
+        "name=a,vcpus=5000",           /* too many */
+        "name=a,workload=busy",        /* unknown workload */
+        "name=a,vcpus=2,offline=3",    /* more offline than vCPUs */
+        "name=a/b",                    /* slash in a name */
+        "name=a,colour=blue",          /* unknown key */
+        "name",                        /* not key=value */
+        "name=a,vcpu-stats=maybe",
+        "name=0123456789012345678901234567890123456789012345678901234567890123456789",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        assert_int_equal(emu_domain_spec_parse(bad[i], &s, err, sizeof(err)), -EINVAL);
+        assert_true(strlen(err) > 0);
+    }
+}
+
+static void test_create_destroy(void **state)
+{
+    struct emu_host *host = *state;
+    struct emu_domain_spec s;
+    char path[4096];
+    struct stat st;
+    int id0, id1, id2;
+
+    spec(&s, "name=Domain-0,vcpus=1");
+    id0 = emu_domain_create(host, &s);
+    spec(&s, "name=web,vcpus=3,workload=cpu");
+    id1 = emu_domain_create(host, &s);
+    assert_int_equal(id0, 0);
+    assert_int_equal(id1, 1);
+    assert_int_equal(emu_domain_create(host, &s), -EEXIST); /* same name */
+    snprintf(path, sizeof(path), "%s/domains/1/vcpu-stats", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 4096); /* whole frames */
+    spec(&s, "name=stock,vcpu-stats=no");
+    id2 = emu_domain_create(host, &s);
+    assert_int_equal(id2, 2);
+    snprintf(path, sizeof(path), "%s/domains/2/vcpu-stats", dir);
+    assert_int_equal(stat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/domains/2/info", dir);
+    assert_int_equal(stat(path, &st), 0);
+
+    assert_int_equal(emu_domain_destroy(host, 1), 0);
+    assert_int_equal(emu_domain_destroy(host, 1), -ESRCH);
+    snprintf(path, sizeof(path), "%s/domains/1", dir);
+    assert_int_equal(stat(path, &st), -1);
+    assert_null(emu_domain_find(host, 1));
+    assert_non_null(emu_domain_find(host, 2));
+    /* domids are not reused */
+    spec(&s, "name=web");
+    assert_int_equal(emu_domain_create(host, &s), 3);
+}
+
+/* Drive the scheduler with a synthetic clock and read the records back. */
+static void test_scheduler_accounting(void **state)
+{
+    struct emu_host *host = *state;
+    struct emu_domain_spec s;
+    struct emu_domain *busy, *idle, *half;
+    uint64_t t0, now;
+    int i;
+
+    spec(&s, "name=busy,vcpus=2,workload=cpu");
+    busy = emu_domain_find(host, (uint32_t)emu_domain_create(host, &s));
+    spec(&s, "name=idle,vcpus=2,workload=idle");
+    idle = emu_domain_find(host, (uint32_t)emu_domain_create(host, &s));
+    spec(&s, "name=half,vcpus=2,workload=io,offline=1");
+    half = emu_domain_find(host, (uint32_t)emu_domain_create(host, &s));
+    assert_non_null(busy);
+    assert_non_null(idle);
+    assert_non_null(half);
+
+    t0 = busy->created > half->created ? busy->created : half->created;
+    host->last_tick = t0;
+    for (i = 1, now = t0; i <= 1000; i++) { /* 10 s of 10 ms ticks */
+        now = t0 + (uint64_t)i * 10000000ULL;
+        emu_host_tick(host, now);
+    }
+
+    struct emu_domain *doms[] = {busy, idle, half};
+    double running_share[3];
+    for (int d = 0; d < 3; d++) {
+        struct xenstats_vcpu_map *map = xenstats_vcpu_map_open_memory(doms[d]->region, doms[d]->region_len);
+        uint64_t sum_running = 0, sum_all = 0;
+
+        assert_non_null(map);
+        for (uint32_t v = 0; v < doms[d]->spec.nr_vcpus; v++) {
+            struct xenstats_vcpu_sample smp;
+            uint64_t t[4], total;
+
+            assert_int_equal(xenstats_vcpu_map_snapshot(map, v, &smp), 0);
+            for (int c = 0; c < XENSTATS_VCPU_NR_COUNTERS; c++)
+                assert_int_equal(smp.status[c], XENSTATS_COUNTER_VALID);
+            assert_int_equal(xenstats_vcpu_sample_project(&smp, now, t), 0);
+            total = t[0] + t[1] + t[2] + t[3];
+            /* the four times add up to the vCPU's whole life, exactly */
+            assert_true(total == now - doms[d]->created);
+            assert_true(smp.value[XEN_VCPU_STATS_UPDATE_TIME] <= now);
+            if (doms[d] == half && v == 1) {
+                assert_true(t[3] == total); /* offline all along */
+                assert_int_equal(smp.value[XEN_VCPU_STATS_STATE_CHANGES], 0);
+            }
+            sum_running += t[0];
+            sum_all += total;
+        }
+        running_share[d] = (double)sum_running / (double)sum_all;
+        xenstats_vcpu_map_close(map);
+    }
+    /* 2 pCPUs, demand about 2 + 0.05 + 0.4: the busy domain gets most */
+    assert_true(running_share[0] > 0.5);
+    assert_true(running_share[1] < 0.1);
+    assert_true(running_share[0] > running_share[2]);
+    assert_true(running_share[2] > running_share[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec_parse),
+        cmocka_unit_test(test_create_destroy),
+        cmocka_unit_test(test_scheduler_accounting),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One writer updating records as fast as it can, one reader snapshotting:
+ * no snapshot may ever see a torn record.  Every update writes counters
+ * that are all derived from one value, so any mix of two updates shows.
+ * Built under TSan too (suite 'concurrency').
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xenstats/abi/vcpu_stats_writer.h>
+#include <xenstats/vcpu.h>
+
+#include "util/util.h"
+
+#define NR_VCPUS 4
+#define SNAPSHOTS 10000000ULL
+#define COUNTER_MASK 0x00ffffffffffffffULL /* stay clear of the inactive bit */
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+static uint64_t region[(64 + NR_VCPUS * 64) / 8];
+static atomic_bool stop;
+static uint64_t updates;
+
+static uint64_t expected(uint64_t v, unsigned int i)
+{
+    return (v * (2 * i + 3) + i) & COUNTER_MASK;
+}
+
+static void *writer(void *arg)
+{
+    uint64_t v = 1, n = 0;
+
+    (void)arg;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+        for (uint32_t cpu = 0; cpu < NR_VCPUS; cpu++, n++, v++) {
+            struct xen_vcpu_stats *r = xen_vcpu_stats_record(region, cpu);
+
+            xen_vcpu_stats_begin(r);
+            for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
+                xen_vcpu_stats_set(r, i, expected(v, i));
+            xen_vcpu_stats_end(r);
+        }
+    }
+    updates = n;
+    return NULL;
+}
+
+int main(void)
+{
+    struct xenstats_vcpu_map *map;
+    pthread_t t;
+    uint64_t torn = 0, busy = 0, retries = 0, changed = 0, last_seq[NR_VCPUS] = {0};
+    uint64_t start, elapsed;
+    double rate;
+
+    if (xen_vcpu_stats_init(region, sizeof(region), NR_VCPUS, 64) < 0)
+        return 1;
+    for (uint32_t cpu = 0; cpu < NR_VCPUS; cpu++) {
+        struct xen_vcpu_stats *r = xen_vcpu_stats_record(region, cpu);
+
+        xen_vcpu_stats_begin(r);
+        for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
+            xen_vcpu_stats_set(r, i, expected(0, i));
+        xen_vcpu_stats_end(r);
+    }
+    map = xenstats_vcpu_map_open_memory(region, sizeof(region));
+    if (!map)
+        return 1;
+    /* A preempted writer may hold a record for a whole time slice. */
+    xenstats_vcpu_map_set_max_retries(map, 1u << 24);
+
+    start = monotonic_ns();
+    if (pthread_create(&t, NULL, writer, NULL))
+        return 1;
+    for (uint64_t k = 0; k < SNAPSHOTS; k++) {
+        struct xenstats_vcpu_sample s;
+        uint32_t cpu = (uint32_t)(k % NR_VCPUS);
+        uint64_t v;
+
+        if (xenstats_vcpu_map_snapshot(map, cpu, &s) < 0) {
+            busy++;
+            continue;
+        }
+        retries += s.retries;
+        if (s.seq != last_seq[cpu])
+            changed++;
+        last_seq[cpu] = s.seq;
+        /* recover v from counter 0: v*3 (mod mask); check every counter */
+        for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++) {
+            if (s.status[i] != XENSTATS_COUNTER_VALID) {
+                torn++;
+                break;
+            }
+        }
+        /* counter 1 - counter 0 = 2v + 1 (mod mask) */
+        v = ((s.value[1] - s.value[0] - 1) & COUNTER_MASK) / 2;
+        for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++) {
+            if (s.value[i] != expected(v, i) && s.value[i] != expected(v + (COUNTER_MASK + 1) / 2, i)) {
+                torn++;
+                break;
+            }
+        }
+    }
+    atomic_store(&stop, true);
+    pthread_join(t, NULL);
+    elapsed = monotonic_ns() - start;
+    rate = (double)updates / ((double)elapsed / 1e9);
+    xenstats_vcpu_map_close(map);
+
+    printf("snapshots %llu, torn %llu, busy %llu, retries %llu, snapshots that saw a new update %llu\n",
+           (unsigned long long)SNAPSHOTS, (unsigned long long)torn, (unsigned long long)busy,
+           (unsigned long long)retries, (unsigned long long)changed);
+    printf("writer: %llu updates in %.2f s = %.2f M updates/s\n", (unsigned long long)updates,
+           (double)elapsed / 1e9, rate / 1e6);
+    if (torn || busy) {
+        printf("FAIL: torn or busy snapshots\n");
+        return 1;
+    }
+    if (changed < SNAPSHOTS / 1000) {
+        printf("FAIL: the writer barely overlapped the reader (%llu)\n", (unsigned long long)changed);
+        return 1;
+    }
+#ifndef SANITIZED
+    if (rate < 1e6) {
+        printf("FAIL: writer below 1M updates/s\n");
+        return 1;
+    }
+#endif
+    return 0;
+}
