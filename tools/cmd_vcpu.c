@@ -143,7 +143,7 @@ static int take_frame(struct xenstats_vcpu_map *map, uint32_t n, struct frame *f
 /* Value of runstate time s of vCPU i over the report: delta or cumulative. */
 static bool time_valid(const struct frame *cur, uint32_t i, unsigned int s)
 {
-    return cur->samples[i].status[s] == XENSTATS_COUNTER_VALID;
+    return xenstats_vcpu_sample_status(&cur->samples[i], s) == XENSTATS_COUNTER_VALID;
 }
 
 static void print_text(const struct xenstats_domain_info *info, const struct frame *prev, const struct frame *cur,
@@ -165,8 +165,8 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
     for (i = 0; i < n; i++) {
         const struct xenstats_vcpu_sample *smp = &cur->samples[i];
         uint64_t total = 0, d[4];
-        const char *state = smp->status[XEN_VCPU_STATS_STATE] == XENSTATS_COUNTER_VALID
-                                ? xenstats_vcpu_runstate_name(smp->value[XEN_VCPU_STATS_STATE])
+        const char *state = xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID
+                                ? xenstats_vcpu_runstate_name(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE))
                                 : NULL;
 
         for (s = 0; s < 4; s++) {
@@ -181,9 +181,9 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
             else
                 printf(" %9.3f %5.1f%%", (double)d[s] / 1e9, total ? 100.0 * (double)d[s] / (double)total : 0.0);
         }
-        if (smp->status[XEN_VCPU_STATS_STATE_CHANGES] == XENSTATS_COUNTER_VALID)
-            printf(" %9llu\n", (unsigned long long)(smp->value[XEN_VCPU_STATS_STATE_CHANGES] -
-                                                    (prev ? prev->samples[i].value[XEN_VCPU_STATS_STATE_CHANGES] : 0)));
+        if (xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE_CHANGES) == XENSTATS_COUNTER_VALID)
+            printf(" %9llu\n", (unsigned long long)(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE_CHANGES) -
+                                                    (prev ? xenstats_vcpu_sample_value(&prev->samples[i], XEN_VCPU_STATS_STATE_CHANGES) : 0)));
         else
             printf(" %9s\n", "-");
     }
@@ -207,8 +207,8 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
         struct json_object *v = json_object_new_object();
         uint64_t total = 0, d[4];
         char key[32];
-        const char *state = smp->status[XEN_VCPU_STATS_STATE] == XENSTATS_COUNTER_VALID
-                                ? xenstats_vcpu_runstate_name(smp->value[XEN_VCPU_STATS_STATE])
+        const char *state = xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID
+                                ? xenstats_vcpu_runstate_name(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE))
                                 : NULL;
 
         json_object_object_add(v, "vcpu", json_object_new_int64(i));
@@ -227,13 +227,13 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
             json_object_object_add(v, key, ok && total ? json_object_new_double((double)d[s] / (double)total) : NULL);
         }
         json_object_object_add(v, "state_changes",
-                               smp->status[XEN_VCPU_STATS_STATE_CHANGES] == XENSTATS_COUNTER_VALID
-                                   ? json_object_new_int64((int64_t)(smp->value[XEN_VCPU_STATS_STATE_CHANGES] -
-                                                                     (prev ? prev->samples[i].value[XEN_VCPU_STATS_STATE_CHANGES] : 0)))
+                               xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE_CHANGES) == XENSTATS_COUNTER_VALID
+                                   ? json_object_new_int64((int64_t)(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE_CHANGES) -
+                                                                     (prev ? xenstats_vcpu_sample_value(&prev->samples[i], XEN_VCPU_STATS_STATE_CHANGES) : 0)))
                                    : NULL);
         json_object_object_add(v, "update_time_ns",
-                               smp->status[XEN_VCPU_STATS_UPDATE_TIME] == XENSTATS_COUNTER_VALID
-                                   ? json_object_new_int64((int64_t)smp->value[XEN_VCPU_STATS_UPDATE_TIME])
+                               xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_UPDATE_TIME) == XENSTATS_COUNTER_VALID
+                                   ? json_object_new_int64((int64_t)xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_UPDATE_TIME))
                                    : NULL);
         json_object_array_add(vcpus, v);
     }

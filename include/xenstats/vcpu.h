@@ -34,12 +34,32 @@ struct xenstats_vcpu_layout {
     uint32_t nr_vcpus; /* records that fit in the mapping */
 };
 
+/*
+ * One consistent copy of a record.  raw[] holds the counters as the producer
+ * wrote them (inactive ones with their top bit set); read them through
+ * xenstats_vcpu_sample_status() and xenstats_vcpu_sample_value().  Decoding
+ * on access keeps a snapshot as cheap as a copy.
+ */
 struct xenstats_vcpu_sample {
-    uint64_t value[XENSTATS_VCPU_NR_COUNTERS]; /* 0 unless status is VALID */
-    uint8_t status[XENSTATS_VCPU_NR_COUNTERS];
-    uint32_t seq;     /* even sequence number the copy was taken under */
-    uint32_t retries; /* attempts beyond the first */
+    uint64_t raw[XENSTATS_VCPU_NR_COUNTERS];
+    uint32_t seq;        /* even sequence number the copy was taken under */
+    uint32_t retries;    /* attempts beyond the first */
+    uint32_t nr_present; /* leading counters the producer's records hold */
 };
+
+static inline enum xenstats_counter_status xenstats_vcpu_sample_status(const struct xenstats_vcpu_sample *sample,
+                                                                       unsigned int idx)
+{
+    if (idx >= XENSTATS_VCPU_NR_COUNTERS || idx >= sample->nr_present)
+        return XENSTATS_COUNTER_UNKNOWN;
+    return sample->raw[idx] & XEN_VCPU_STATS_INACTIVE_BIT ? XENSTATS_COUNTER_INACTIVE : XENSTATS_COUNTER_VALID;
+}
+
+/* The counter's value when it is VALID, else 0. */
+static inline uint64_t xenstats_vcpu_sample_value(const struct xenstats_vcpu_sample *sample, unsigned int idx)
+{
+    return xenstats_vcpu_sample_status(sample, idx) == XENSTATS_COUNTER_VALID ? sample->raw[idx] : 0;
+}
 
 /* Bounds on a snapshot's retries when none is set (see set_max_retries). */
 #define XENSTATS_VCPU_DEFAULT_MAX_RETRIES 1000

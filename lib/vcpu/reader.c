@@ -34,11 +34,6 @@ static inline uint32_t load32(const void *p)
     return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
 }
 
-static inline uint64_t load64(const void *p)
-{
-    return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
-}
-
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,51 +76,73 @@ int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu
     return 0;
 }
 
-int vcpu_record_read(const unsigned char *record, uint32_t size, unsigned int nr_known, uint32_t max_retries,
-                     struct xenstats_vcpu_sample *ret_sample)
+#if defined(__SANITIZE_THREAD__)
+#define XENSTATS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define XENSTATS_TSAN 1
+#endif
+#endif
+
+/*
+ * Copy `bytes` bytes of counters from a record being written concurrently.
+ * Between the two reads of seq the copy may be torn; the seq check throws
+ * such a copy away, so a plain memcpy is enough (as Linux's seqlock readers
+ * do), and the acquire fence after it is also a compiler barrier.  Under
+ * TSan, relaxed atomic loads tell the sanitizer the race is intended.
+ */
+static inline __attribute__((always_inline)) void copy_counters(uint64_t *dst, const uint64_t *src, unsigned int bytes)
+{
+#ifdef XENSTATS_TSAN
+    for (unsigned int i = 0; i < bytes / 8; i++)
+        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static inline __attribute__((always_inline)) int read_record(const unsigned char *record, unsigned int bytes,
+                                                             unsigned int nr_present, uint32_t max_retries,
+                                                             struct xenstats_vcpu_sample *ret_sample)
 {
     const uint32_t *seq = (const uint32_t *)record;
-    const unsigned char *counters = record + 8;
-    unsigned int have = (size - 8) / 8, n, i;
-    uint64_t v[XENSTATS_VCPU_NR_COUNTERS];
-    uint32_t attempt;
-
-    if (nr_known > XENSTATS_VCPU_NR_COUNTERS)
-        nr_known = XENSTATS_VCPU_NR_COUNTERS;
-    n = have < nr_known ? have : nr_known;
+    uint32_t attempt, s1, s2;
 
     for (attempt = 0; attempt <= max_retries; attempt++) {
-        uint32_t s1, s2;
-
         s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
         if (s1 & 1) {
             cpu_relax();
             continue;
         }
-        for (i = 0; i < n; i++)
-            v[i] = load64(counters + 8 * i);
+        copy_counters(ret_sample->raw, (const uint64_t *)(record + 8), bytes);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         s2 = __atomic_load_n(seq, __ATOMIC_RELAXED);
-        if (s1 != s2)
-            continue;
-
-        for (i = 0; i < XENSTATS_VCPU_NR_COUNTERS; i++) {
-            if (i >= nr_known || i >= n) {
-                ret_sample->value[i] = 0;
-                ret_sample->status[i] = XENSTATS_COUNTER_UNKNOWN;
-            } else if (v[i] & XEN_VCPU_STATS_INACTIVE_BIT) {
-                ret_sample->value[i] = 0;
-                ret_sample->status[i] = XENSTATS_COUNTER_INACTIVE;
-            } else {
-                ret_sample->value[i] = v[i];
-                ret_sample->status[i] = XENSTATS_COUNTER_VALID;
-            }
+        if (s1 == s2) {
+            ret_sample->seq = s1;
+            ret_sample->retries = attempt;
+            ret_sample->nr_present = nr_present;
+            return 0;
         }
-        ret_sample->seq = s1;
-        ret_sample->retries = attempt;
-        return 0;
     }
     return -EBUSY;
+}
+
+int vcpu_record_read(const unsigned char *record, uint32_t size, unsigned int nr_known, uint32_t max_retries,
+                     struct xenstats_vcpu_sample *ret_sample)
+{
+    unsigned int have = (size - 8) / 8, n;
+    struct xenstats_vcpu_sample s;
+    unsigned int i;
+
+    if (nr_known > XENSTATS_VCPU_NR_COUNTERS)
+        nr_known = XENSTATS_VCPU_NR_COUNTERS;
+    n = have < nr_known ? have : nr_known;
+    if (read_record(record, n * 8, n, max_retries, &s) < 0)
+        return -EBUSY;
+    for (i = n; i < XENSTATS_VCPU_NR_COUNTERS; i++)
+        s.raw[i] = XEN_VCPU_STATS_INACTIVE;
+    *ret_sample = s;
+    return 0;
 }
 
 static const unsigned char *record_at(const struct xenstats_vcpu_map *map, uint32_t vcpu)
@@ -265,17 +282,23 @@ int xenstats_vcpu_map_snapshot(struct xenstats_vcpu_map *map, uint32_t vcpu, str
 int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstats_vcpu_sample *ret_samples,
                                    uint32_t count)
 {
-    uint32_t i;
-    int r;
+    const unsigned char *record = map->mem + map->layout.offset;
+    uint32_t stride = map->layout.stride, i;
 
     if (count > map->layout.nr_vcpus)
         return set_errno(-ENOENT);
-    for (i = 0; i < count; i++) {
-        r = vcpu_record_read(record_at(map, i), map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                             &ret_samples[i]);
-        if (r < 0)
-            return set_errno(r);
+    if (map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE) {
+        /* The producer has every counter we know: constant-size copies. */
+        for (i = 0; i < count; i++, record += stride)
+            if (read_record(record, XENSTATS_VCPU_NR_COUNTERS * 8, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
+                            &ret_samples[i]) < 0)
+                return set_errno(-EBUSY);
+        return 0;
     }
+    for (i = 0; i < count; i++, record += stride)
+        if (vcpu_record_read(record, map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
+                             &ret_samples[i]) < 0)
+            return set_errno(-EBUSY);
     return 0;
 }
 
@@ -324,13 +347,13 @@ int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint
     uint64_t state, updated;
 
     for (i = 0; i < 4; i++)
-        ret_times[i] = sample->status[i] == XENSTATS_COUNTER_VALID ? sample->value[i] : 0;
-    if (sample->status[XEN_VCPU_STATS_STATE] != XENSTATS_COUNTER_VALID ||
-        sample->status[XEN_VCPU_STATS_UPDATE_TIME] != XENSTATS_COUNTER_VALID)
+        ret_times[i] = xenstats_vcpu_sample_value(sample, i);
+    if (xenstats_vcpu_sample_status(sample, XEN_VCPU_STATS_STATE) != XENSTATS_COUNTER_VALID ||
+        xenstats_vcpu_sample_status(sample, XEN_VCPU_STATS_UPDATE_TIME) != XENSTATS_COUNTER_VALID)
         return set_errno(-ENODATA);
-    state = sample->value[XEN_VCPU_STATS_STATE];
-    updated = sample->value[XEN_VCPU_STATS_UPDATE_TIME];
-    if (state > 3 || sample->status[state] != XENSTATS_COUNTER_VALID)
+    state = sample->raw[XEN_VCPU_STATS_STATE];
+    updated = sample->raw[XEN_VCPU_STATS_UPDATE_TIME];
+    if (state > 3 || xenstats_vcpu_sample_status(sample, (unsigned int)state) != XENSTATS_COUNTER_VALID)
         return set_errno(-ENODATA);
     if (now > updated)
         ret_times[state] += now - updated;

@@ -157,15 +157,15 @@ static void test_scheduler_accounting(void **state)
 
             assert_int_equal(xenstats_vcpu_map_snapshot(map, v, &smp), 0);
             for (int c = 0; c < XENSTATS_VCPU_NR_COUNTERS; c++)
-                assert_int_equal(smp.status[c], XENSTATS_COUNTER_VALID);
+                assert_int_equal(xenstats_vcpu_sample_status(&smp, c), XENSTATS_COUNTER_VALID);
             assert_int_equal(xenstats_vcpu_sample_project(&smp, now, t), 0);
             total = t[0] + t[1] + t[2] + t[3];
             /* the four times add up to the vCPU's whole life, exactly */
             assert_true(total == now - doms[d]->created);
-            assert_true(smp.value[XEN_VCPU_STATS_UPDATE_TIME] <= now);
+            assert_true(xenstats_vcpu_sample_value(&smp, XEN_VCPU_STATS_UPDATE_TIME) <= now);
             if (doms[d] == half && v == 1) {
                 assert_true(t[3] == total); /* offline all along */
-                assert_int_equal(smp.value[XEN_VCPU_STATS_STATE_CHANGES], 0);
+                assert_int_equal(xenstats_vcpu_sample_value(&smp, XEN_VCPU_STATS_STATE_CHANGES), 0);
             }
             sum_running += t[0];
             sum_all += total;

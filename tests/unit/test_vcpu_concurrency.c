@@ -98,15 +98,15 @@ int main(void)
         last_seq[cpu] = s.seq;
         /* recover v from counter 0: v*3 (mod mask); check every counter */
         for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++) {
-            if (s.status[i] != XENSTATS_COUNTER_VALID) {
+            if (xenstats_vcpu_sample_status(&s, i) != XENSTATS_COUNTER_VALID) {
                 torn++;
                 break;
             }
         }
         /* counter 1 - counter 0 = 2v + 1 (mod mask) */
-        v = ((s.value[1] - s.value[0] - 1) & COUNTER_MASK) / 2;
+        v = ((xenstats_vcpu_sample_value(&s, 1) - xenstats_vcpu_sample_value(&s, 0) - 1) & COUNTER_MASK) / 2;
         for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++) {
-            if (s.value[i] != expected(v, i) && s.value[i] != expected(v + (COUNTER_MASK + 1) / 2, i)) {
+            if (xenstats_vcpu_sample_value(&s, i) != expected(v, i) && xenstats_vcpu_sample_value(&s, i) != expected(v + (COUNTER_MASK + 1) / 2, i)) {
                 torn++;
                 break;
             }

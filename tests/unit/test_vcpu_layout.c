@@ -134,21 +134,21 @@ static void test_saturation(void **state)
     assert_int_equal(rec->seq, 4);
 
     assert_int_equal(vcpu_record_read((unsigned char *)rec, 64, XENSTATS_VCPU_NR_COUNTERS, 0, &s), 0);
-    assert_int_equal(s.status[0], XENSTATS_COUNTER_VALID);
-    assert_true(s.value[0] == 0x7fffffffffffffffULL);
-    assert_int_equal(s.status[1], XENSTATS_COUNTER_INACTIVE);
-    assert_int_equal(s.status[2], XENSTATS_COUNTER_INACTIVE);
-    assert_int_equal(s.status[3], XENSTATS_COUNTER_VALID);
-    assert_int_equal(s.value[3], 12);
-    assert_int_equal(s.status[4], XENSTATS_COUNTER_INACTIVE);
+    assert_int_equal(xenstats_vcpu_sample_status(&s, 0), XENSTATS_COUNTER_VALID);
+    assert_true(xenstats_vcpu_sample_value(&s, 0) == 0x7fffffffffffffffULL);
+    assert_int_equal(xenstats_vcpu_sample_status(&s, 1), XENSTATS_COUNTER_INACTIVE);
+    assert_int_equal(xenstats_vcpu_sample_status(&s, 2), XENSTATS_COUNTER_INACTIVE);
+    assert_int_equal(xenstats_vcpu_sample_status(&s, 3), XENSTATS_COUNTER_VALID);
+    assert_int_equal(xenstats_vcpu_sample_value(&s, 3), 12);
+    assert_int_equal(xenstats_vcpu_sample_status(&s, 4), XENSTATS_COUNTER_INACTIVE);
     assert_int_equal(s.seq, 4);
 
     xen_vcpu_stats_begin(rec);
     xen_vcpu_stats_set_inactive(rec, 3);
     xen_vcpu_stats_end(rec);
     assert_int_equal(vcpu_record_read((unsigned char *)rec, 64, XENSTATS_VCPU_NR_COUNTERS, 0, &s), 0);
-    assert_int_equal(s.status[3], XENSTATS_COUNTER_INACTIVE);
-    assert_int_equal(s.value[3], 0);
+    assert_int_equal(xenstats_vcpu_sample_status(&s, 3), XENSTATS_COUNTER_INACTIVE);
+    assert_int_equal(xenstats_vcpu_sample_value(&s, 3), 0);
     free(r);
 }
 
@@ -241,11 +241,11 @@ static void test_old_producer_new_reader(void **state)
     assert_int_equal(xenstats_vcpu_map_nr_vcpus(map), 2);
     assert_int_equal(xenstats_vcpu_map_snapshot(map, 0, &s), 0);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(s.status[i], XENSTATS_COUNTER_VALID);
-        assert_int_equal(s.value[i], 100 * (i + 1));
+        assert_int_equal(xenstats_vcpu_sample_status(&s, i), XENSTATS_COUNTER_VALID);
+        assert_int_equal(xenstats_vcpu_sample_value(&s, i), 100 * (i + 1));
     }
     for (int i = 4; i < XENSTATS_VCPU_NR_COUNTERS; i++)
-        assert_int_equal(s.status[i], XENSTATS_COUNTER_UNKNOWN);
+        assert_int_equal(xenstats_vcpu_sample_status(&s, i), XENSTATS_COUNTER_UNKNOWN);
     /* without STATE/UPDATE_TIME the staleness rule cannot apply */
     uint64_t t[4];
     assert_int_equal(xenstats_vcpu_sample_project(&s, 1000, t), -ENODATA);
@@ -276,17 +276,17 @@ static void test_new_producer_old_reader(void **state)
     assert_non_null(map);
     assert_int_equal(xenstats_vcpu_map_snapshot(map, 0, &s), 0);
     for (int i = 0; i < XENSTATS_VCPU_NR_COUNTERS; i++) {
-        assert_int_equal(s.status[i], XENSTATS_COUNTER_VALID);
-        assert_int_equal(s.value[i], (i + 1) * 11);
+        assert_int_equal(xenstats_vcpu_sample_status(&s, i), XENSTATS_COUNTER_VALID);
+        assert_int_equal(xenstats_vcpu_sample_value(&s, i), (i + 1) * 11);
     }
     xenstats_vcpu_map_close(map);
 
     /* and a reader built with only four counters on this producer */
     assert_int_equal(vcpu_record_read((unsigned char *)rec, 128, 4, 0, &s), 0);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(s.status[i], XENSTATS_COUNTER_VALID);
+        assert_int_equal(xenstats_vcpu_sample_status(&s, i), XENSTATS_COUNTER_VALID);
     for (int i = 4; i < XENSTATS_VCPU_NR_COUNTERS; i++)
-        assert_int_equal(s.status[i], XENSTATS_COUNTER_UNKNOWN);
+        assert_int_equal(xenstats_vcpu_sample_status(&s, i), XENSTATS_COUNTER_UNKNOWN);
 }
 
 /* ---- reader behaviour ---------------------------------------------------- */
@@ -321,18 +321,17 @@ static void test_projection(void **state)
     uint64_t t[4];
 
     (void)state;
-    for (int i = 0; i < XENSTATS_VCPU_NR_COUNTERS; i++)
-        s.status[i] = XENSTATS_COUNTER_VALID;
-    s.value[0] = 10;
-    s.value[1] = 20;
-    s.value[2] = 30;
-    s.value[3] = 40;
-    s.value[XEN_VCPU_STATS_STATE] = XEN_VCPU_STATS_RUNSTATE_RUNNING;
-    s.value[XEN_VCPU_STATS_UPDATE_TIME] = 1000;
+    s.nr_present = XENSTATS_VCPU_NR_COUNTERS;
+    s.raw[0] = 10;
+    s.raw[1] = 20;
+    s.raw[2] = 30;
+    s.raw[3] = 40;
+    s.raw[XEN_VCPU_STATS_STATE] = XEN_VCPU_STATS_RUNSTATE_RUNNING;
+    s.raw[XEN_VCPU_STATS_UPDATE_TIME] = 1000;
     assert_int_equal(xenstats_vcpu_sample_project(&s, 1500, t), 0);
     assert_int_equal(t[0], 510);
     assert_int_equal(t[1], 20);
-    s.value[XEN_VCPU_STATS_STATE] = XEN_VCPU_STATS_RUNSTATE_BLOCKED;
+    s.raw[XEN_VCPU_STATS_STATE] = XEN_VCPU_STATS_RUNSTATE_BLOCKED;
     assert_int_equal(xenstats_vcpu_sample_project(&s, 1500, t), 0);
     assert_int_equal(t[0], 10);
     assert_int_equal(t[2], 530);
@@ -340,10 +339,10 @@ static void test_projection(void **state)
     assert_int_equal(xenstats_vcpu_sample_project(&s, 900, t), 0);
     assert_int_equal(t[2], 30);
     /* a state out of range, or whose counter is inactive, is not projected */
-    s.value[XEN_VCPU_STATS_STATE] = 7;
+    s.raw[XEN_VCPU_STATS_STATE] = 7;
     assert_int_equal(xenstats_vcpu_sample_project(&s, 1500, t), -ENODATA);
-    s.value[XEN_VCPU_STATS_STATE] = 3;
-    s.status[3] = XENSTATS_COUNTER_INACTIVE;
+    s.raw[XEN_VCPU_STATS_STATE] = 3;
+    s.raw[3] = XEN_VCPU_STATS_INACTIVE;
     assert_int_equal(xenstats_vcpu_sample_project(&s, 1500, t), -ENODATA);
     assert_int_equal(t[3], 0);
 }
