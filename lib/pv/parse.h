@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Parsers of guest-controlled PV stats data (docs/pv-stats.md).  Every
+ * input comes from an untrusted guest: these functions only ever see
+ * private copies, bound every loop by the input's length, never rely on
+ * NUL termination, and explain a rejection in `reason`.
+ */
+#ifndef XENSTATS_PV_PARSE_H
+#define XENSTATS_PV_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xenstats/abi/pv_stats.h>
+
+/* Limits the monitor enforces on one set. */
+#define PV_MAX_PAGES 64U                                   /* 4096 statistics */
+#define PV_MAX_STATS (PV_MAX_PAGES * XEN_PV_STATS_PER_PAGE)
+#define PV_MAX_SET_KEYS (2U * PV_MAX_PAGES + 16U)          /* directory entries looked at */
+#define PV_REASON_MAX 160
+
+/* One statistic as declared by the provider, after validation. */
+struct pv_stat_desc {
+    uint8_t type;                              /* XEN_PV_STATS_TYPE_S64..ASCII */
+    char name[XEN_PV_STATS_NAME_MAX + 1];      /* NUL terminated, validated */
+};
+
+/* 1 if c may appear in a name or an ASCII value (seed: isalnum, ispunct or space, in ASCII). */
+bool pv_char_ok(unsigned char c);
+
+/*
+ * Validate a NUL-terminated name of at most XEN_PV_STATS_NAME_MAX
+ * characters held in the first `len` bytes of `s` (need not be terminated
+ * within len: that is an error).  Returns the name's length, or -EINVAL
+ * (empty, no NUL within len or within XEN_PV_STATS_NAME_MAX + 1 bytes, or a
+ * character outside the allowed set) with a reason.
+ */
+int pv_name_check(const char *s, size_t len, char reason[PV_REASON_MAX]);
+
+/*
+ * Parse name/type pages: `pages` holds nr_pages private copies of 4096
+ * bytes each, in name-type-ref index order.  Fills descs[] (room for
+ * nr_pages * 64 entries) and returns the number of statistics (>= 0),
+ * or -EINVAL / -EBADMSG with a reason when the set must be rejected:
+ *   - an unknown type (not 0..4);
+ *   - a name that fails pv_name_check();
+ *   - a non-zero type after the type 0 that ends the list;
+ *   - a page after the one holding the end marker that is not all type 0
+ *     (extra pages of zeros are tolerated: a provider may pre-allocate);
+ *   - two statistics with the same name;
+ *   - no statistics at all.
+ * The list ends at the first type 0 or after the last page.
+ */
+int pv_parse_name_pages(const uint8_t *pages, size_t nr_pages, struct pv_stat_desc *descs,
+                        char reason[PV_REASON_MAX]);
+
+/* A decoded value. */
+struct pv_value {
+    uint8_t type;
+    union {
+        int64_t s64;
+        uint64_t u64;
+        double dbl;
+        char ascii[XEN_PV_STATS_ENTRY_SIZE]; /* NUL terminated, validated */
+    } u;
+};
+
+/*
+ * Decode one 64-octet value entry (a private copy) of the given type.
+ * Integers and doubles are little endian whatever the host's order; every
+ * double is accepted, NaN and infinities included.  An ASCII value needs a
+ * NUL within its 64 octets and only allowed characters.  Returns 0 or
+ * -EINVAL (bad ASCII, unknown type) with a reason.
+ */
+int pv_decode_value(uint8_t type, const uint8_t entry[XEN_PV_STATS_ENTRY_SIZE], struct pv_value *ret_value,
+                    char reason[PV_REASON_MAX]);
+
+/* The keys of one published set, as read from xenstore. */
+struct pv_set_keys {
+    uint32_t nr_pages;                       /* name-type-ref0..N-1 and val-ref0..N-1 */
+    uint32_t name_type_ref[PV_MAX_PAGES];
+    uint32_t value_ref[PV_MAX_PAGES];
+    bool have_event_channel;
+    uint32_t event_channel;
+};
+
+/*
+ * Parse a non-negative decimal that fits in `max` (a grant reference or a
+ * port): digits only, no sign, blanks or leading zeros (except "0"), at
+ * most `len` bytes of `s` looked at, `s` need not be NUL terminated.
+ * Returns 0 or -EINVAL / -ERANGE.
+ */
+int pv_parse_number(const char *s, size_t len, uint32_t max, uint32_t *ret_value);
+
+/*
+ * Classify one key name of a set's directory: returns
+ *   PV_KEY_NAME_TYPE_REF or PV_KEY_VALUE_REF with *ret_index set,
+ *   PV_KEY_EVENT_CHANNEL, or PV_KEY_OTHER (ignored for forward compatibility),
+ * or -EINVAL when it looks like one of ours but its index is malformed
+ * (name-type-ref07, val-ref-1, name-type-ref99999999999).
+ */
+enum { PV_KEY_OTHER = 0, PV_KEY_NAME_TYPE_REF = 1, PV_KEY_VALUE_REF = 2, PV_KEY_EVENT_CHANNEL = 3 };
+int pv_classify_key(const char *name, size_t len, uint32_t *ret_index);
+
+/*
+ * Build pv_set_keys from a directory listing and the keys' values.
+ * names[i] / values[i] (lengths name_lens[i] / value_lens[i]; values[i]
+ * NULL when the key vanished between listing and reading) for i < count.
+ * Rejects (-EINVAL / -E2BIG with a reason): more than PV_MAX_SET_KEYS
+ * entries, an index >= PV_MAX_PAGES, a duplicate index, name-type-ref
+ * indices that are not exactly 0..N-1, val-ref indices that differ from
+ * them, a reference or port that is not a valid number, no
+ * name-type-ref0.  A missing event-channel is not an error here
+ * (have_event_channel tells): the set is then not (or no longer) ready.
+ */
+int pv_parse_set_keys(const char *const *names, const size_t *name_lens, const char *const *values,
+                      const size_t *value_lens, size_t count, struct pv_set_keys *ret_keys,
+                      char reason[PV_REASON_MAX]);
+
+#endif
