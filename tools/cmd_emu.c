@@ -25,6 +25,7 @@
 
 #include "emu/emu.h"
 #include "emu/loop.h"
+#include "emu/xenstore/xenstore.h"
 #include "platform/emu_layout.h"
 #include "tool.h"
 #include "util/util.h"
@@ -445,6 +446,10 @@ static int run_emulator(int argc, char **argv)
             goto out_specs_cfg;
         }
         run.host.loop = run.loop;
+        if ((r = emu_xenstore_register(&run.host)) < 0) {
+            r = fail(CMD, "cannot set up xenstore: %s", strerror(-r));
+            goto out;
+        }
         snprintf(spec.name, sizeof(spec.name), "Domain-0");
         spec.nr_vcpus = (uint32_t)dom0_vcpus;
         spec.nr_offline = 0;

@@ -273,6 +273,8 @@ static const struct platform_resource_ops emu_resource_ops = {
     .clock_ns = emu_clock_ns,
 };
 
+extern const struct platform_store_ops emu_store_ops; /* emu_store.c */
+
 const struct platform_backend platform_backend_emu = {
     .name = "emu",
     .kind = XENSTATS_BACKEND_EMU,
@@ -280,4 +282,5 @@ const struct platform_backend platform_backend_emu = {
     .close = emu_close,
     .domain = &emu_domain_ops,
     .resource = &emu_resource_ops,
+    .store = &emu_store_ops,
 };

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The toolstack's part: on domain creation write what libxl's
+ * libxl__domain_make() writes (the home owned by dom0 and readable by the
+ * guest, guest-owned writable subtrees, /vm/<uuid>) in one transaction and
+ * introduce the domain (@introduceDomain); on destruction remove them and
+ * release it (@releaseDomain).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emu/emu.h"
+#include "util/util.h"
+#include "xenstore.h"
+#include "xs_server.h"
+#include "xs_store.h"
+
+static struct {
+    struct emu_host *host;
+    struct xs_store *store;
+    struct xs_server *server;
+    struct xs_conn *toolstack; /* dom0's toolstack, writing domains' nodes */
+    unsigned int ndomains;
+} module;
+
+/* Guest-writable subtrees libxl creates, owned by the guest. */
+static const char *const rw_paths[] = {
+    "control/shutdown", "control/feature-poweroff", "control/feature-reboot", "control/feature-suspend",
+    "control/sysrq",    "device/suspend/event-channel", "data", "drivers", "feature", "attr", "error",
+};
+/* Read-only for the guest: dom0 owns them, the guest may read. */
+static const char *const ro_paths[] = {"cpu", "memory", "device", "control"};
+
+static int writef(uint32_t tx, const char *path, const char *fmt, ...) XS_PRINTF(3, 4);
+
+static int writef(uint32_t tx, const char *path, const char *fmt, ...)
+{
+    char value[256];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(value, sizeof(value), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(value))
+        return -ENAMETOOLONG;
+    return xs_write(module.toolstack, tx, path, value, (size_t)n);
+}
+
+static int mknod_perms(uint32_t tx, const char *path, const struct xs_perm *perms, size_t n)
+{
+    int r = xs_mkdir(module.toolstack, tx, path);
+
+    return r < 0 ? r : xs_set_perms(module.toolstack, tx, path, perms, n);
+}
+
+/* A UUID for /vm/<uuid>: unique per domain and run, which is all libxl's
+ * consumers assume. */
+static void make_uuid(const struct emu_domain *d, char *buf, size_t len)
+{
+    uint64_t a = d->created ^ 0x9E3779B97F4A7C15ULL * (d->domid + 1), b = a * 0xBF58476D1CE4E5B9ULL ^ d->domid;
+
+    if (d->domid == 0) {
+        snprintf(buf, len, "00000000-0000-0000-0000-000000000000");
+        return;
+    }
+    snprintf(buf, len, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned int)(a >> 32), (unsigned int)(a >> 16) & 0xffff,
+             (unsigned int)a & 0xfff, (unsigned int)(b >> 48) & 0xfff,
+             (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+static int write_domain(uint32_t tx, const struct emu_domain *d)
+{
+    const struct xs_perm roperm[] = {{0, XS_STORE_PERM_NONE}, {d->domid, XS_STORE_PERM_READ}};
+    const struct xs_perm rwperm[] = {{d->domid, XS_STORE_PERM_NONE}};
+    char home[64], vm[96], path[192], uuid[40];
+    size_t i;
+    int r;
+
+    snprintf(home, sizeof(home), "/local/domain/%u", d->domid);
+    make_uuid(d, uuid, sizeof(uuid));
+    snprintf(vm, sizeof(vm), "/vm/%s", uuid);
+
+    /* dom0's nodes come from xen-init-dom0: plain dom0-owned nodes. */
+    if (d->domid == 0) {
+        r = xs_mkdir(module.toolstack, tx, home);
+        if (r == 0)
+            r = xs_mkdir(module.toolstack, tx, vm);
+    } else {
+        xs_rm(module.toolstack, tx, home);
+        r = mknod_perms(tx, home, roperm, 2);
+        if (r == 0)
+            r = mknod_perms(tx, vm, roperm, 2);
+    }
+    snprintf(path, sizeof(path), "%s/vm", home);
+    if (r == 0)
+        r = xs_write(module.toolstack, tx, path, vm, strlen(vm));
+    snprintf(path, sizeof(path), "%s/name", home);
+    if (r == 0)
+        r = xs_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
+    snprintf(path, sizeof(path), "%s/domid", home);
+    if (r == 0)
+        r = writef(tx, path, "%u", d->domid);
+    snprintf(path, sizeof(path), "%s/uuid", vm);
+    if (r == 0)
+        r = xs_write(module.toolstack, tx, path, uuid, strlen(uuid));
+    snprintf(path, sizeof(path), "%s/name", vm);
+    if (r == 0)
+        r = xs_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
+    if (r < 0 || d->domid == 0)
+        return r;
+
+    for (i = 0; r == 0 && i < ARRAY_SIZE(ro_paths); i++) {
+        snprintf(path, sizeof(path), "%s/%s", home, ro_paths[i]);
+        r = mknod_perms(tx, path, roperm, 2);
+    }
+    for (i = 0; r == 0 && i < ARRAY_SIZE(rw_paths); i++) {
+        snprintf(path, sizeof(path), "%s/%s", home, rw_paths[i]);
+        r = mknod_perms(tx, path, rwperm, 1);
+    }
+    snprintf(path, sizeof(path), "%s/control/platform-feature-multiprocessor-suspend", home);
+    if (r == 0)
+        r = writef(tx, path, "1");
+    snprintf(path, sizeof(path), "%s/control/platform-feature-xs_reset_watches", home);
+    if (r == 0)
+        r = writef(tx, path, "1");
+    /* libxl__build_post(): one availability node per vCPU. */
+    for (i = 0; r == 0 && i < d->spec.nr_vcpus; i++) {
+        snprintf(path, sizeof(path), "%s/cpu/%zu/availability", home, i);
+        r = writef(tx, path, "%s", d->vcpus[i].offline ? "offline" : "online");
+    }
+    return r;
+}
+
+static void module_fini(void)
+{
+    xs_server_free(module.server);
+    xs_conn_free(module.toolstack);
+    xs_store_free(module.store);
+    module.server = NULL;
+    module.toolstack = NULL;
+    module.store = NULL;
+}
+
+static int module_init(struct emu_host *host)
+{
+    char dir[PATH_MAX];
+
+    if (snprintf(dir, sizeof(dir), "%s/xenstore", host->dir) >= (int)sizeof(dir))
+        return -ENAMETOOLONG;
+    module.store = xs_store_new();
+    if (module.store)
+        module.toolstack = xs_conn_new(module.store, 0, NULL, NULL);
+    if (module.toolstack)
+        module.server = xs_server_new(module.store, host->loop, dir);
+    if (!module.server) {
+        int r = negative_errno();
+
+        module_fini();
+        return r;
+    }
+    return 0;
+}
+
+/* Write the nodes in one transaction, as libxl does, retrying on a
+ * conflict with a guest writing at the same moment. */
+static int write_domain_nodes(const struct emu_domain *d)
+{
+    int attempt, r = -EAGAIN;
+
+    for (attempt = 0; attempt < 8 && r == -EAGAIN; attempt++) {
+        uint32_t tx;
+
+        r = xs_transaction_start(module.toolstack, 0, &tx);
+        if (r < 0)
+            return r;
+        r = write_domain(tx, d);
+        if (r < 0) {
+            xs_transaction_end(module.toolstack, tx, false);
+            return r;
+        }
+        r = xs_transaction_end(module.toolstack, tx, true);
+    }
+    return r;
+}
+
+static void remove_domain_nodes(uint32_t domid)
+{
+    char home[64], path[96], vm[XS_PATH_MAX + 1];
+    size_t len = 0;
+
+    snprintf(home, sizeof(home), "/local/domain/%u", domid);
+    snprintf(path, sizeof(path), "%s/vm", home);
+    if (xs_read(module.toolstack, 0, path, vm, sizeof(vm) - 1, &len) == 0) {
+        vm[len] = '\0';
+        if (!strncmp(vm, "/vm/", 4))
+            xs_rm(module.toolstack, 0, vm);
+    }
+    xs_rm(module.toolstack, 0, home);
+}
+
+static int domain_created(struct emu_host *host, struct emu_domain *d, void *data)
+{
+    int r;
+
+    if (!module.store) {
+        r = module_init(host);
+        if (r < 0)
+            return r;
+    }
+    module.ndomains++;
+    r = write_domain_nodes(d);
+    if (r == 0)
+        r = xs_server_add_domain(module.server, d->domid);
+    if (r == 0)
+        r = xs_store_introduce(module.store, d->domid);
+    if (r < 0) {
+        log_error("xenstore: domain %u: %s", d->domid, strerror(-r));
+        xs_server_remove_domain(module.server, d->domid);
+        remove_domain_nodes(d->domid);
+        if (--module.ndomains == 0)
+            module_fini();
+    }
+    return r;
+}
+
+static void domain_destroyed(struct emu_host *host, struct emu_domain *d, void *data)
+{
+    if (!module.store)
+        return;
+    xs_server_remove_domain(module.server, d->domid);
+    remove_domain_nodes(d->domid);
+    xs_store_release(module.store, d->domid);
+    if (--module.ndomains == 0)
+        module_fini();
+}
+
+int emu_xenstore_register(struct emu_host *host)
+{
+    const struct emu_module m = {
+        .name = "xenstore",
+        .created = domain_created,
+        .destroyed = domain_destroyed,
+    };
+    int r;
+
+    if (module.host)
+        return -EBUSY;
+    r = emu_host_add_module(host, &m);
+    if (r == 0)
+        module.host = host;
+    return r;
+}
