@@ -41,8 +41,9 @@ int pv_name_check(const char *s, size_t len, char reason[PV_REASON_MAX]);
 /*
  * Parse name/type pages: `pages` holds nr_pages private copies of 4096
  * bytes each, in name-type-ref index order.  Fills descs[] (room for
- * nr_pages * 64 entries) and returns the number of statistics (>= 0),
- * or -EINVAL / -EBADMSG with a reason when the set must be rejected:
+ * nr_pages * 64 entries) and returns the number of statistics (> 0),
+ * -EINVAL for bad arguments (NULL buffers, nr_pages > PV_MAX_PAGES), or
+ * -EBADMSG with a reason when the set must be rejected:
  *   - an unknown type (not 0..4);
  *   - a name that fails pv_name_check();
  *   - a non-zero type after the type 0 that ends the list;
@@ -50,7 +51,9 @@ int pv_name_check(const char *s, size_t len, char reason[PV_REASON_MAX]);
  *     (extra pages of zeros are tolerated: a provider may pre-allocate);
  *   - two statistics with the same name;
  *   - no statistics at all.
- * The list ends at the first type 0 or after the last page.
+ * The list ends at the first type 0 or after the last page.  Only type
+ * octets are looked at after the end marker.  On failure descs[] holds
+ * garbage.
  */
 int pv_parse_name_pages(const uint8_t *pages, size_t nr_pages, struct pv_stat_desc *descs,
                         char reason[PV_REASON_MAX]);
@@ -88,8 +91,9 @@ struct pv_set_keys {
 /*
  * Parse a non-negative decimal that fits in `max` (a grant reference or a
  * port): digits only, no sign, blanks or leading zeros (except "0"), at
- * most `len` bytes of `s` looked at, `s` need not be NUL terminated.
- * Returns 0 or -EINVAL / -ERANGE.
+ * most `len` bytes of `s` looked at, `s` need not be NUL terminated (the
+ * string ends at a NUL or after len bytes, here and in pv_classify_key()).
+ * Returns 0 or -EINVAL / -ERANGE (*ret_value untouched on failure).
  */
 int pv_parse_number(const char *s, size_t len, uint32_t max, uint32_t *ret_value);
 
@@ -107,12 +111,17 @@ int pv_classify_key(const char *name, size_t len, uint32_t *ret_index);
  * Build pv_set_keys from a directory listing and the keys' values.
  * names[i] / values[i] (lengths name_lens[i] / value_lens[i]; values[i]
  * NULL when the key vanished between listing and reading) for i < count.
- * Rejects (-EINVAL / -E2BIG with a reason): more than PV_MAX_SET_KEYS
- * entries, an index >= PV_MAX_PAGES, a duplicate index, name-type-ref
- * indices that are not exactly 0..N-1, val-ref indices that differ from
- * them, a reference or port that is not a valid number, no
- * name-type-ref0.  A missing event-channel is not an error here
- * (have_event_channel tells): the set is then not (or no longer) ready.
+ * Rejects with a reason: -E2BIG for more than PV_MAX_SET_KEYS entries or
+ * an index >= PV_MAX_PAGES; -EINVAL for a malformed or duplicate key, a
+ * reference or port that is not a valid number, and, once event-channel
+ * exists, no name-type-ref0, name-type-ref indices that are not exactly
+ * 0..N-1 or val-ref indices that differ from them.  A missing (or
+ * vanished) event-channel is not an error here (have_event_channel tells,
+ * and the rest of *ret_keys is zero): the set is then not (or no longer)
+ * ready and its provider may be half-way through writing or removing the
+ * reference keys.  With event-channel present, a reference key that
+ * vanished gives -EAGAIN: the set is changing, read it again on the next
+ * watch event.
  */
 int pv_parse_set_keys(const char *const *names, const size_t *name_lens, const char *const *values,
                       const size_t *value_lens, size_t count, struct pv_set_keys *ret_keys,
