@@ -215,15 +215,11 @@ out:
         client_close(c);
 }
 
-static void accept_client(struct emu_loop *loop, int lfd, uint32_t events, void *data)
+static void accept_one(struct emu_loop *loop, struct listener *l, int fd)
 {
-    struct listener *l = data;
     struct xs_server *srv = l->srv;
     struct client *c;
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-    if (fd < 0)
-        return;
     if (srv->nclients >= XS_SERVER_CLIENTS_MAX || l->nclients >= XS_SERVER_CLIENTS_PER_DOMAIN) {
         log_warning("xenstore: domain %u: too many connections, refusing one", l->domid);
         close(fd);
@@ -251,6 +247,20 @@ fail:
         xs_conn_free(c->xc);
     free(c);
     close(fd);
+}
+
+static void accept_clients(struct emu_loop *loop, int lfd, uint32_t events, void *data)
+{
+    unsigned int i;
+
+    /* A few per wake-up: a connection storm must not starve the others. */
+    for (i = 0; i < XS_SERVER_BURST; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (fd < 0)
+            return;
+        accept_one(loop, data, fd);
+    }
 }
 
 struct xs_server *xs_server_new(struct xs_store *store, struct emu_loop *loop, const char *dir)
@@ -328,7 +338,7 @@ int xs_server_add_domain(struct xs_server *srv, uint32_t domid)
         r = negative_errno();
         goto fail;
     }
-    r = emu_loop_add(srv->loop, l->fd, EPOLLIN, accept_client, l);
+    r = emu_loop_add(srv->loop, l->fd, EPOLLIN, accept_clients, l);
     if (r < 0)
         goto fail;
     l->next = srv->listeners;
