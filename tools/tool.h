@@ -39,5 +39,7 @@ void tool_trap_signals(void);
 
 int cmd_emu(int argc, char **argv);
 int cmd_vcpu(int argc, char **argv);
+int cmd_pv(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 #endif

@@ -18,6 +18,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"vcpu", cmd_vcpu, "show a domain's vCPU runstate statistics"},
+    {"pv", cmd_pv, "sample the PV stats sets guests publish"},
+    {"agent", cmd_agent, "serve every domain's statistics over HTTP (dom0 daemon)"},
     {"emu", cmd_emu, "run or control an emulated Xen host"},
 };
 

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PV stats interface (seed 001, docs/pv-stats.md): providers in guests
+ * publish sets of typed statistics in granted pages advertised in xenstore;
+ * a monitor in the toolstack domain samples them over event channels.
+ * Conventions: xenstats.h.
+ */
+#ifndef XENSTATS_PV_H
+#define XENSTATS_PV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <xenstats/abi/pv_stats.h>
+#include <xenstats/xenstats.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum xenstats_pv_type {
+    XENSTATS_PV_S64 = XEN_PV_STATS_TYPE_S64,
+    XENSTATS_PV_U64 = XEN_PV_STATS_TYPE_U64,
+    XENSTATS_PV_DOUBLE = XEN_PV_STATS_TYPE_DOUBLE,
+    XENSTATS_PV_ASCII = XEN_PV_STATS_TYPE_ASCII,
+};
+
+/* "s64", "u64", "double", "ascii"; NULL for anything else. */
+const char *xenstats_pv_type_name(unsigned int type);
+
+/*
+ * 0 if `name` is a valid provider, set or statistic name (1..62 printable
+ * ASCII characters: letters, digits, punctuation, space; provider and set
+ * names also exclude '/', which xenstore paths cannot hold), else -EINVAL.
+ */
+int xenstats_pv_name_check(const char *name, bool is_path_component);
+
+/* ---- provider (guest side) ---------------------------------------------- */
+
+struct xenstats_provider;
+struct xenstats_provider_set;
+
+/*
+ * Called on every sample request: set every value of the set (with the
+ * xenstats_provider_set_* setters), then return 0; the provider then
+ * signals the monitor.  A negative return skips the signal (the monitor
+ * times out and marks the set stale).
+ */
+typedef int (*xenstats_provider_refresh_fn)(struct xenstats_provider_set *set, void *userdata);
+
+struct xenstats_provider_opts {
+    size_t size; /* sizeof(struct xenstats_provider_opts) */
+    /* Domain that monitors (grantee and event channel peer).  Default:
+     * the value of the guest's `stats` node, else 0. */
+    int32_t monitor_domid; /* -1: default */
+    /* Bound on waiting for the monitor to close its port on withdrawal. */
+    uint32_t withdraw_timeout_ms; /* 0: default 2000 */
+};
+
+/*
+ * Create a provider named `name` (e.g. "Network #0") in the calling
+ * process's domain.  Nothing is published until a set is.  NULL and errno:
+ * EINVAL (bad name), ENOENT (no `stats` node: the toolstack does not
+ * monitor this domain), and the store's errors.  Free with
+ * xenstats_provider_free(), which withdraws every set.
+ */
+struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, const char *name,
+                                                const struct xenstats_provider_opts *opts);
+void xenstats_provider_free(struct xenstats_provider *provider);
+
+/* Domain the provider grants to and signals. */
+uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provider);
+
+/*
+ * Add a set named `name` (e.g. "Tx").  Statistics are declared, then the
+ * set is published.  NULL and errno (EINVAL bad name, EEXIST).  The set
+ * belongs to the provider.
+ */
+struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider *provider, const char *name,
+                                                        xenstats_provider_refresh_fn refresh, void *userdata);
+
+/* Declare a statistic before publishing; returns its index (>= 0). */
+int xenstats_provider_set_declare(struct xenstats_provider_set *set, const char *name, enum xenstats_pv_type type);
+
+/*
+ * Publish: grant the name/type and value pages read-only to the monitor,
+ * write `name-type-ref<N>` and `val-ref<N>`, then `event-channel` last.
+ * The refresh callback runs once first so the first sample is meaningful.
+ */
+int xenstats_provider_set_publish(struct xenstats_provider_set *set);
+
+/*
+ * Withdraw: delete `event-channel`, wait (bounded) for the monitor to close
+ * its port, remove the set's keys, and the provider's key when no set is
+ * left.  Returns 0, or -ETIMEDOUT when the monitor did not close in time
+ * (the keys are removed anyway).  The set is freed.
+ */
+int xenstats_provider_set_withdraw(struct xenstats_provider_set *set);
+
+/* Setters, valid inside the refresh callback and before publishing.
+ * -EINVAL: index out of range or of another type (or bad ASCII). */
+int xenstats_provider_set_s64(struct xenstats_provider_set *set, unsigned int index, int64_t value);
+int xenstats_provider_set_u64(struct xenstats_provider_set *set, unsigned int index, uint64_t value);
+int xenstats_provider_set_double(struct xenstats_provider_set *set, unsigned int index, double value);
+int xenstats_provider_set_ascii(struct xenstats_provider_set *set, unsigned int index, const char *value);
+
+/* Number of statistics declared in the set. */
+unsigned int xenstats_provider_set_count(const struct xenstats_provider_set *set);
+
+/*
+ * The provider's pollable fd: readable when a monitor asks for a sample.
+ * Then call xenstats_provider_dispatch(), which refreshes the sets asked
+ * for and signals back.  Returns the number of sets refreshed (>= 0).
+ */
+int xenstats_provider_fd(const struct xenstats_provider *provider);
+int xenstats_provider_dispatch(struct xenstats_provider *provider);
+
+/* ---- monitor (toolstack side) -------------------------------------------- */
+
+struct xenstats_monitor;
+struct xenstats_pv_set;
+
+enum xenstats_pv_set_state {
+    XENSTATS_PV_SET_ACTIVE = 0,    /* mapped and answering */
+    XENSTATS_PV_SET_SAMPLING = 1,  /* a sample request is outstanding */
+    XENSTATS_PV_SET_STALE = 2,     /* the last request timed out: values are old */
+    XENSTATS_PV_SET_TIMED_OUT = 3, /* several requests in a row timed out */
+    XENSTATS_PV_SET_REJECTED = 4,  /* the guest's data is invalid: see reason */
+    XENSTATS_PV_SET_WITHDRAWN = 5, /* the provider withdrew (or the domain died) */
+};
+
+const char *xenstats_pv_set_state_name(enum xenstats_pv_set_state state);
+
+struct xenstats_monitor_opts {
+    size_t size;                  /* sizeof(struct xenstats_monitor_opts) */
+    uint32_t sample_timeout_ms;   /* 0: default 500 */
+    uint32_t min_interval_ms;     /* requests closer than this are skipped; 0: default 100 */
+    uint32_t stale_limit;         /* timeouts in a row before TIMED_OUT; 0: default 3 */
+    uint32_t max_unsolicited;     /* unrequested events per second before the port is
+                                     masked until the next request; 0: default 100 */
+    bool create_stats_node;       /* play the toolstack: create each domain's `stats` */
+};
+
+/*
+ * A monitor in the calling (toolstack) domain.  NULL and errno.  It runs on
+ * its own epoll set: poll xenstats_monitor_fd() and call
+ * xenstats_monitor_dispatch() when readable (or call dispatch with a
+ * timeout).  Free with xenstats_monitor_free(): every port is closed so
+ * providers see the monitor leave.
+ */
+struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const struct xenstats_monitor_opts *opts);
+void xenstats_monitor_free(struct xenstats_monitor *monitor);
+int xenstats_monitor_fd(const struct xenstats_monitor *monitor);
+
+/* Start or stop watching a domain's `stats` subtree. */
+int xenstats_monitor_add_domain(struct xenstats_monitor *monitor, uint32_t domid);
+int xenstats_monitor_remove_domain(struct xenstats_monitor *monitor, uint32_t domid);
+
+/*
+ * Handle whatever is ready (xenstore watches, provider signals, timeouts),
+ * waiting up to timeout_ms (0: do not wait; -1: until something happens).
+ * Returns the number of events handled (>= 0).
+ */
+int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms);
+
+/*
+ * Ask every active set for a sample (sets whose last request is younger
+ * than min_interval are skipped).  Returns the number of requests sent.
+ */
+int xenstats_monitor_request_all(struct xenstats_monitor *monitor);
+
+/*
+ * Request a sample of every set and dispatch until all answered or timed
+ * out.  Returns the number of sets that answered.
+ */
+int xenstats_monitor_sample(struct xenstats_monitor *monitor);
+
+/* Requests still outstanding (sets in the sampling state). */
+size_t xenstats_monitor_pending(const struct xenstats_monitor *monitor);
+
+/* Sets currently known (withdrawn ones linger until the next dispatch). */
+size_t xenstats_monitor_nr_sets(const struct xenstats_monitor *monitor);
+/* The i-th set, valid until the next dispatch/add/remove call. */
+const struct xenstats_pv_set *xenstats_monitor_set(const struct xenstats_monitor *monitor, size_t i);
+
+/* A monitored set, as the monitor sees it. */
+struct xenstats_pv_set_info {
+    uint32_t domid;
+    const char *provider;
+    const char *set;
+    enum xenstats_pv_set_state state;
+    const char *reason;     /* why rejected/withdrawn/stale, or "" */
+    uint32_t nr_stats;
+    uint64_t samples;       /* answered requests */
+    uint64_t timeouts;
+    uint64_t errors;        /* bad values, unsolicited events, ... */
+    uint64_t last_sample_ns; /* CLOCK_MONOTONIC of the last good sample, 0 if none */
+    uint64_t last_latency_ns;
+};
+void xenstats_pv_set_get_info(const struct xenstats_pv_set *set, struct xenstats_pv_set_info *ret_info);
+
+/* One statistic of the last good sample. */
+struct xenstats_pv_stat {
+    const char *name;
+    enum xenstats_pv_type type;
+    bool valid; /* false: no sample yet, or this value was malformed */
+    union {
+        int64_t s64;
+        uint64_t u64;
+        double dbl;
+        const char *ascii;
+    } value;
+};
+/* Statistic i (< nr_stats) of the set, valid until the next dispatch. */
+int xenstats_pv_set_get_stat(const struct xenstats_pv_set *set, uint32_t i, struct xenstats_pv_stat *ret_stat);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XENSTATS_PV_H */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent's view of the host at one sampling round, and its renderings:
+ * Prometheus text 0.0.4, OpenMetrics 1.0 and the JSON of docs/agent-api.md.
+ * A snapshot is immutable once built and reference-counted, so HTTP
+ * threads render and serve it while the sampler builds the next one.
+ */
+#ifndef XENSTATS_EXPORT_H
+#define XENSTATS_EXPORT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <xenstats/pv.h>
+#include <xenstats/vcpu.h>
+
+enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_INFO };
+
+enum metric_id {
+#define METRIC(id, name, kind, unit, labels, help) METRIC_##id,
+#include "metrics.def"
+#undef METRIC
+    METRIC_COUNT
+};
+
+struct metric_decl {
+    const char *name; /* family name, without _total / _info */
+    enum metric_kind kind;
+    const char *unit;
+    const char *labels;
+    const char *help;
+};
+
+extern const struct metric_decl metric_decls[METRIC_COUNT];
+
+/* The metrics reference (docs/metrics.md) as Markdown. */
+void metrics_reference(FILE *out);
+
+enum vcpu_source { VCPU_SOURCE_NONE = 0, VCPU_SOURCE_RESOURCE = 1, VCPU_SOURCE_HYPERCALL = 2 };
+
+struct snap_vcpu {
+    uint8_t state;        /* 0..3, or 0xff unknown */
+    bool time_valid[4];
+    uint64_t time_ns[4];  /* staleness rule applied */
+    bool changes_valid;
+    uint64_t changes;
+};
+
+struct snap_stat {
+    char *name;
+    uint8_t type;
+    bool valid;
+    union {
+        int64_t s64;
+        uint64_t u64;
+        double dbl;
+    } v;
+    char *ascii;
+};
+
+struct snap_set {
+    char *provider, *set, *reason;
+    enum xenstats_pv_set_state state;
+    uint64_t samples, timeouts, errors, latency_ns;
+    uint32_t nr_stats;
+    struct snap_stat *stats;
+};
+
+struct snap_domain {
+    uint32_t domid;
+    char name[XENSTATS_DOMAIN_NAME_MAX];
+    uint32_t nr_vcpus;
+    enum vcpu_source vcpu_source;
+    char *vcpu_error;
+    struct snap_vcpu *vcpus;
+    uint32_t nr_sets;
+    struct snap_set *sets;
+};
+
+struct snap_agent {
+    uint64_t samples, errors, scrapes;
+    double sample_duration;
+    uint32_t providers;
+    uint32_t sets_by_state[6];
+};
+
+struct snapshot {
+    pthread_mutex_t lock; /* refs and the cached renderings */
+    unsigned int refs;
+    double wall;           /* Unix seconds */
+    uint64_t monotonic_ns;
+    double interval;
+    const char *backend;
+    uint32_t self_domid;
+    struct snap_agent agent;
+    uint32_t nr_domains;
+    struct snap_domain *domains;
+    /* renderings, made on first use */
+    char *text[3];
+    size_t text_len[3];
+};
+
+enum render_format { RENDER_PROMETHEUS = 0, RENDER_OPENMETRICS = 1, RENDER_JSON = 2 };
+
+struct snapshot *snapshot_new(void);
+struct snapshot *snapshot_ref(struct snapshot *s);
+void snapshot_unref(struct snapshot *s); /* accepts NULL */
+
+/*
+ * The rendering of s in `format`, made once and kept with the snapshot:
+ * valid while the caller holds a reference.  Counts such as scrapes are as
+ * of the snapshot.  Returns NULL and errno on allocation failure.
+ */
+const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len);
+
+/* Rendering into a caller's growable buffer (for benchmarks and tests). */
+struct strbuf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+};
+void strbuf_free(struct strbuf *b);
+int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out);
+int render_json(const struct snapshot *s, struct strbuf *out);
+
+/* Escape a label value as the text formats want it (\\, \", \n). */
+void strbuf_label_value(struct strbuf *b, const char *s);
+
+#endif

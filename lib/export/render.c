@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Renderings of a snapshot.  Guest-chosen strings only ever appear as
+ * label values (escaped) or JSON strings (escaped), never in metric names,
+ * so a guest cannot break the exposition or collide with our families.
+ * Hand-written appenders: /metrics of a thousand domains is ~100k lines.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "util/util.h"
+
+const struct metric_decl metric_decls[METRIC_COUNT] = {
+#define METRIC(id, n, k, u, l, h) [METRIC_##id] = {.name = n, .kind = METRIC_##k, .unit = u, .labels = l, .help = h},
+#include "metrics.def"
+#undef METRIC
+};
+
+/* ---- buffer ------------------------------------------------------------- */
+
+static bool grow(struct strbuf *b, size_t more)
+{
+    size_t cap;
+    char *d;
+
+    if (b->failed)
+        return false;
+    if (b->len + more + 1 <= b->cap)
+        return true;
+    cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more + 1)
+        cap *= 2;
+    d = realloc(b->data, cap);
+    if (!d) {
+        b->failed = true;
+        return false;
+    }
+    b->data = d;
+    b->cap = cap;
+    return true;
+}
+
+static void put(struct strbuf *b, const char *s, size_t n)
+{
+    if (!grow(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+static void puts_(struct strbuf *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+static void putc_(struct strbuf *b, char c)
+{
+    put(b, &c, 1);
+}
+
+static void put_u64(struct strbuf *b, uint64_t v)
+{
+    char tmp[24];
+    int i = 24;
+
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(b, tmp + i, (size_t)(24 - i));
+}
+
+static void put_s64(struct strbuf *b, int64_t v)
+{
+    if (v < 0) {
+        putc_(b, '-');
+        put_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        put_u64(b, (uint64_t)v);
+    }
+}
+
+/* Nanoseconds as exact decimal seconds: 1.500000000 */
+static void put_ns_seconds(struct strbuf *b, uint64_t ns)
+{
+    char frac[10];
+    uint64_t f = ns % 1000000000ULL;
+
+    put_u64(b, ns / 1000000000ULL);
+    for (int i = 8; i >= 0; i--, f /= 10)
+        frac[i] = (char)('0' + f % 10);
+    frac[9] = '\0';
+    putc_(b, '.');
+    put(b, frac, 9);
+}
+
+static void put_double(struct strbuf *b, double v, bool json)
+{
+    char tmp[40];
+    int n;
+
+    if (isnan(v)) {
+        puts_(b, json ? "\"NaN\"" : "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        puts_(b, v > 0 ? (json ? "\"+Inf\"" : "+Inf") : (json ? "\"-Inf\"" : "-Inf"));
+        return;
+    }
+    n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+    put(b, tmp, (size_t)n);
+}
+
+void strbuf_free(struct strbuf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+void strbuf_label_value(struct strbuf *b, const char *s)
+{
+    const char *run = s;
+
+    for (; *s; s++) {
+        const char *esc = NULL;
+
+        if (*s == '\\')
+            esc = "\\\\";
+        else if (*s == '"')
+            esc = "\\\"";
+        else if (*s == '\n')
+            esc = "\\n";
+        if (esc) {
+            put(b, run, (size_t)(s - run));
+            puts_(b, esc);
+            run = s + 1;
+        }
+    }
+    put(b, run, (size_t)(s - run));
+}
+
+static void put_json_string(struct strbuf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    putc_(b, '"');
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\') {
+            putc_(b, '\\');
+            putc_(b, (char)c);
+        } else if (c < 0x20 || c >= 0x7f) {
+            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+
+            put(b, u, 6);
+        } else {
+            putc_(b, (char)c);
+        }
+    }
+    putc_(b, '"');
+}
+
+/* ---- Prometheus / OpenMetrics ---------------------------------------------- */
+
+static const char *const runstate_names[4] = {"running", "runnable", "blocked", "offline"};
+static const char *const source_names[3] = {"none", "resource", "hypercall"};
+
+struct emitter {
+    struct strbuf *b;
+    bool om;
+};
+
+static void family(struct emitter *e, enum metric_id id)
+{
+    const struct metric_decl *d = &metric_decls[id];
+    const char *type = d->kind == METRIC_COUNTER ? "counter" : d->kind == METRIC_INFO ? (e->om ? "info" : "gauge")
+                                                                                      : "gauge";
+    const char *suffix = "";
+
+    /* Prometheus 0.0.4 names the family like its samples. */
+    if (!e->om)
+        suffix = d->kind == METRIC_COUNTER ? "_total" : d->kind == METRIC_INFO ? "_info" : "";
+    puts_(e->b, "# HELP ");
+    puts_(e->b, d->name);
+    puts_(e->b, suffix);
+    putc_(e->b, ' ');
+    puts_(e->b, d->help);
+    puts_(e->b, "\n# TYPE ");
+    puts_(e->b, d->name);
+    puts_(e->b, suffix);
+    putc_(e->b, ' ');
+    puts_(e->b, type);
+    putc_(e->b, '\n');
+    if (e->om && d->unit[0]) {
+        puts_(e->b, "# UNIT ");
+        puts_(e->b, d->name);
+        putc_(e->b, ' ');
+        puts_(e->b, d->unit);
+        putc_(e->b, '\n');
+    }
+}
+
+/* Start a sample: name, suffix and '{'. Labels follow with label(). */
+static void sample(struct emitter *e, enum metric_id id)
+{
+    const struct metric_decl *d = &metric_decls[id];
+
+    puts_(e->b, d->name);
+    if (d->kind == METRIC_COUNTER)
+        puts_(e->b, "_total");
+    else if (d->kind == METRIC_INFO)
+        puts_(e->b, "_info");
+    putc_(e->b, '{');
+}
+
+static void label(struct emitter *e, const char *name, const char *value, bool first)
+{
+    if (!first)
+        putc_(e->b, ',');
+    puts_(e->b, name);
+    puts_(e->b, "=\"");
+    strbuf_label_value(e->b, value);
+    putc_(e->b, '"');
+}
+
+static void label_u64(struct emitter *e, const char *name, uint64_t v, bool first)
+{
+    if (!first)
+        putc_(e->b, ',');
+    puts_(e->b, name);
+    puts_(e->b, "=\"");
+    put_u64(e->b, v);
+    putc_(e->b, '"');
+}
+
+static void end_u64(struct emitter *e, uint64_t v)
+{
+    puts_(e->b, "} ");
+    put_u64(e->b, v);
+    putc_(e->b, '\n');
+}
+
+static void end_ns(struct emitter *e, uint64_t ns)
+{
+    puts_(e->b, "} ");
+    put_ns_seconds(e->b, ns);
+    putc_(e->b, '\n');
+}
+
+static void end_double(struct emitter *e, double v)
+{
+    puts_(e->b, "} ");
+    put_double(e->b, v, false);
+    putc_(e->b, '\n');
+}
+
+static void domain_labels(struct emitter *e, const struct snap_domain *d)
+{
+    label_u64(e, "domid", d->domid, true);
+    label(e, "domain", d->name, false);
+}
+
+static void set_labels(struct emitter *e, const struct snap_domain *d, const struct snap_set *s)
+{
+    domain_labels(e, d);
+    label(e, "provider", s->provider, false);
+    label(e, "set", s->set, false);
+}
+
+static bool values_exported(const struct snap_set *s)
+{
+    /* Values of a set that stopped answering are not passed off as current. */
+    return s->state == XENSTATS_PV_SET_ACTIVE || s->state == XENSTATS_PV_SET_SAMPLING ||
+           s->state == XENSTATS_PV_SET_STALE;
+}
+
+static void set_counter(struct emitter *e, enum metric_id id, const struct snapshot *s, size_t field)
+{
+    family(e, id);
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (uint32_t j = 0; j < d->nr_sets; j++) {
+            const struct snap_set *set = &d->sets[j];
+
+            sample(e, id);
+            set_labels(e, d, set);
+            end_u64(e, *(const uint64_t *)((const char *)set + field));
+        }
+    }
+}
+
+int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
+{
+    struct emitter e = {.b = out, .om = openmetrics};
+    uint32_t i, j, k;
+    unsigned int st;
+
+    family(&e, METRIC_BUILD);
+    sample(&e, METRIC_BUILD);
+    label(&e, "version", XENSTATS_VERSION, true);
+    end_u64(&e, 1);
+    family(&e, METRIC_AGENT_SAMPLES);
+    sample(&e, METRIC_AGENT_SAMPLES);
+    end_u64(&e, s->agent.samples);
+    family(&e, METRIC_AGENT_SAMPLE_DURATION);
+    sample(&e, METRIC_AGENT_SAMPLE_DURATION);
+    end_double(&e, s->agent.sample_duration);
+    family(&e, METRIC_AGENT_ERRORS);
+    sample(&e, METRIC_AGENT_ERRORS);
+    end_u64(&e, s->agent.errors);
+    family(&e, METRIC_AGENT_SCRAPES);
+    sample(&e, METRIC_AGENT_SCRAPES);
+    end_u64(&e, s->agent.scrapes);
+    family(&e, METRIC_AGENT_DOMAINS);
+    sample(&e, METRIC_AGENT_DOMAINS);
+    end_u64(&e, s->nr_domains);
+    family(&e, METRIC_AGENT_PROVIDERS);
+    sample(&e, METRIC_AGENT_PROVIDERS);
+    end_u64(&e, s->agent.providers);
+    family(&e, METRIC_AGENT_PV_SETS);
+    for (st = 0; st < 6; st++) {
+        sample(&e, METRIC_AGENT_PV_SETS);
+        label(&e, "state", xenstats_pv_set_state_name((enum xenstats_pv_set_state)st), true);
+        end_u64(&e, s->agent.sets_by_state[st]);
+    }
+
+    family(&e, METRIC_DOMAIN);
+    for (i = 0; i < s->nr_domains; i++) {
+        sample(&e, METRIC_DOMAIN);
+        domain_labels(&e, &s->domains[i]);
+        end_u64(&e, 1);
+    }
+    family(&e, METRIC_DOMAIN_VCPUS);
+    for (i = 0; i < s->nr_domains; i++) {
+        sample(&e, METRIC_DOMAIN_VCPUS);
+        domain_labels(&e, &s->domains[i]);
+        end_u64(&e, s->domains[i].nr_vcpus);
+    }
+    family(&e, METRIC_DOMAIN_VCPU_SOURCE);
+    for (i = 0; i < s->nr_domains; i++) {
+        for (st = 0; st < 3; st++) {
+            sample(&e, METRIC_DOMAIN_VCPU_SOURCE);
+            domain_labels(&e, &s->domains[i]);
+            label(&e, "source", source_names[st], false);
+            end_u64(&e, s->domains[i].vcpu_source == st);
+        }
+    }
+    family(&e, METRIC_VCPU_RUNSTATE);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; d->vcpus && j < d->nr_vcpus; j++) {
+            for (st = 0; st < 4; st++) {
+                if (!d->vcpus[j].time_valid[st])
+                    continue; /* inactive: no value, not zero */
+                sample(&e, METRIC_VCPU_RUNSTATE);
+                domain_labels(&e, d);
+                label_u64(&e, "vcpu", j, false);
+                label(&e, "runstate", runstate_names[st], false);
+                end_ns(&e, d->vcpus[j].time_ns[st]);
+            }
+        }
+    }
+    family(&e, METRIC_VCPU_CHANGES);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; d->vcpus && j < d->nr_vcpus; j++) {
+            if (!d->vcpus[j].changes_valid)
+                continue;
+            sample(&e, METRIC_VCPU_CHANGES);
+            domain_labels(&e, d);
+            label_u64(&e, "vcpu", j, false);
+            end_u64(&e, d->vcpus[j].changes);
+        }
+    }
+    family(&e, METRIC_VCPU_STATE);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; d->vcpus && j < d->nr_vcpus; j++) {
+            if (d->vcpus[j].state > 3)
+                continue;
+            for (st = 0; st < 4; st++) {
+                sample(&e, METRIC_VCPU_STATE);
+                domain_labels(&e, d);
+                label_u64(&e, "vcpu", j, false);
+                label(&e, "runstate", runstate_names[st], false);
+                end_u64(&e, d->vcpus[j].state == st);
+            }
+        }
+    }
+
+    family(&e, METRIC_PV_SET_STATE);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; j < d->nr_sets; j++) {
+            for (st = 0; st < 6; st++) {
+                sample(&e, METRIC_PV_SET_STATE);
+                set_labels(&e, d, &d->sets[j]);
+                label(&e, "state", xenstats_pv_set_state_name((enum xenstats_pv_set_state)st), false);
+                end_u64(&e, d->sets[j].state == st);
+            }
+        }
+    }
+    family(&e, METRIC_PV_SET_STATISTICS);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; j < d->nr_sets; j++) {
+            sample(&e, METRIC_PV_SET_STATISTICS);
+            set_labels(&e, d, &d->sets[j]);
+            end_u64(&e, d->sets[j].nr_stats);
+        }
+    }
+    set_counter(&e, METRIC_PV_SET_SAMPLES, s, offsetof(struct snap_set, samples));
+    set_counter(&e, METRIC_PV_SET_TIMEOUTS, s, offsetof(struct snap_set, timeouts));
+    set_counter(&e, METRIC_PV_SET_ERRORS, s, offsetof(struct snap_set, errors));
+    family(&e, METRIC_PV_SET_LATENCY);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; j < d->nr_sets; j++) {
+            if (!d->sets[j].samples)
+                continue;
+            sample(&e, METRIC_PV_SET_LATENCY);
+            set_labels(&e, d, &d->sets[j]);
+            end_ns(&e, d->sets[j].latency_ns);
+        }
+    }
+    family(&e, METRIC_PV_VALUE);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; j < d->nr_sets; j++) {
+            const struct snap_set *set = &d->sets[j];
+
+            if (!values_exported(set))
+                continue;
+            for (k = 0; k < set->nr_stats; k++) {
+                const struct snap_stat *st_ = &set->stats[k];
+
+                if (!st_->valid || st_->type == XEN_PV_STATS_TYPE_ASCII)
+                    continue;
+                sample(&e, METRIC_PV_VALUE);
+                set_labels(&e, d, set);
+                label(&e, "statistic", st_->name, false);
+                label(&e, "type", xenstats_pv_type_name(st_->type), false);
+                if (st_->type == XEN_PV_STATS_TYPE_S64) {
+                    puts_(e.b, "} ");
+                    put_s64(e.b, st_->v.s64);
+                    putc_(e.b, '\n');
+                } else if (st_->type == XEN_PV_STATS_TYPE_U64) {
+                    end_u64(&e, st_->v.u64);
+                } else {
+                    end_double(&e, st_->v.dbl);
+                }
+            }
+        }
+    }
+    family(&e, METRIC_PV_TEXT);
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (j = 0; j < d->nr_sets; j++) {
+            const struct snap_set *set = &d->sets[j];
+
+            if (!values_exported(set))
+                continue;
+            for (k = 0; k < set->nr_stats; k++) {
+                const struct snap_stat *st_ = &set->stats[k];
+
+                if (!st_->valid || st_->type != XEN_PV_STATS_TYPE_ASCII)
+                    continue;
+                sample(&e, METRIC_PV_TEXT);
+                set_labels(&e, d, set);
+                label(&e, "statistic", st_->name, false);
+                label(&e, "value", st_->ascii, false);
+                end_u64(&e, 1);
+            }
+        }
+    }
+    if (openmetrics)
+        puts_(out, "# EOF\n");
+    return out->failed ? -ENOMEM : 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static void json_key(struct strbuf *b, const char *k, bool first)
+{
+    if (!first)
+        putc_(b, ',');
+    putc_(b, '"');
+    puts_(b, k);
+    puts_(b, "\":");
+}
+
+static void json_seconds(struct strbuf *b, bool valid, uint64_t ns)
+{
+    if (valid)
+        put_ns_seconds(b, ns);
+    else
+        puts_(b, "null");
+}
+
+int render_json(const struct snapshot *s, struct strbuf *b)
+{
+    uint32_t i, j, k;
+
+    puts_(b, "{\"version\":1,\"host\":{\"backend\":");
+    put_json_string(b, s->backend);
+    puts_(b, ",\"self_domid\":");
+    put_u64(b, s->self_domid);
+    puts_(b, "},\"time\":");
+    put_double(b, s->wall, true);
+    puts_(b, ",\"monotonic_ns\":");
+    put_u64(b, s->monotonic_ns);
+    puts_(b, ",\"interval\":");
+    put_double(b, s->interval, true);
+    puts_(b, ",\"agent\":{\"samples\":");
+    put_u64(b, s->agent.samples);
+    puts_(b, ",\"sample_duration\":");
+    put_double(b, s->agent.sample_duration, true);
+    puts_(b, ",\"errors\":");
+    put_u64(b, s->agent.errors);
+    puts_(b, ",\"domains\":");
+    put_u64(b, s->nr_domains);
+    puts_(b, ",\"providers\":");
+    put_u64(b, s->agent.providers);
+    {
+        uint64_t total = 0;
+
+        for (k = 0; k < 6; k++)
+            total += s->agent.sets_by_state[k];
+        puts_(b, ",\"pv_sets\":");
+        put_u64(b, total);
+        puts_(b, ",\"pv_sets_rejected\":");
+        put_u64(b, s->agent.sets_by_state[XENSTATS_PV_SET_REJECTED]);
+    }
+    puts_(b, "},\"domains\":[");
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        if (i)
+            putc_(b, ',');
+        puts_(b, "{\"domid\":");
+        put_u64(b, d->domid);
+        json_key(b, "name", false);
+        put_json_string(b, d->name);
+        json_key(b, "nr_vcpus", false);
+        put_u64(b, d->nr_vcpus);
+        json_key(b, "vcpu_source", false);
+        put_json_string(b, source_names[d->vcpu_source]);
+        json_key(b, "vcpu_error", false);
+        if (d->vcpu_error)
+            put_json_string(b, d->vcpu_error);
+        else
+            puts_(b, "null");
+        json_key(b, "vcpus", false);
+        putc_(b, '[');
+        for (j = 0; d->vcpus && j < d->nr_vcpus; j++) {
+            const struct snap_vcpu *v = &d->vcpus[j];
+
+            if (j)
+                putc_(b, ',');
+            puts_(b, "{\"vcpu\":");
+            put_u64(b, j);
+            json_key(b, "state", false);
+            if (v->state <= 3)
+                put_json_string(b, runstate_names[v->state]);
+            else
+                puts_(b, "null");
+            for (k = 0; k < 4; k++) {
+                json_key(b, runstate_names[k], false);
+                json_seconds(b, v->time_valid[k], v->time_ns[k]);
+            }
+            json_key(b, "state_changes", false);
+            if (v->changes_valid)
+                put_u64(b, v->changes);
+            else
+                puts_(b, "null");
+            putc_(b, '}');
+        }
+        putc_(b, ']');
+        json_key(b, "pv_sets", false);
+        putc_(b, '[');
+        for (j = 0; j < d->nr_sets; j++) {
+            const struct snap_set *set = &d->sets[j];
+
+            if (j)
+                putc_(b, ',');
+            puts_(b, "{\"provider\":");
+            put_json_string(b, set->provider);
+            json_key(b, "set", false);
+            put_json_string(b, set->set);
+            json_key(b, "state", false);
+            put_json_string(b, xenstats_pv_set_state_name(set->state));
+            json_key(b, "reason", false);
+            put_json_string(b, set->reason);
+            json_key(b, "samples", false);
+            put_u64(b, set->samples);
+            json_key(b, "timeouts", false);
+            put_u64(b, set->timeouts);
+            json_key(b, "errors", false);
+            put_u64(b, set->errors);
+            json_key(b, "latency", false);
+            json_seconds(b, set->samples > 0, set->latency_ns);
+            json_key(b, "stats", false);
+            putc_(b, '[');
+            for (k = 0; k < set->nr_stats; k++) {
+                const struct snap_stat *st = &set->stats[k];
+
+                if (k)
+                    putc_(b, ',');
+                puts_(b, "{\"name\":");
+                put_json_string(b, st->name);
+                json_key(b, "type", false);
+                put_json_string(b, xenstats_pv_type_name(st->type));
+                json_key(b, "value", false);
+                if (!st->valid)
+                    puts_(b, "null");
+                else if (st->type == XEN_PV_STATS_TYPE_S64)
+                    put_s64(b, st->v.s64);
+                else if (st->type == XEN_PV_STATS_TYPE_U64)
+                    put_u64(b, st->v.u64);
+                else if (st->type == XEN_PV_STATS_TYPE_DOUBLE)
+                    put_double(b, st->v.dbl, true);
+                else
+                    put_json_string(b, st->ascii);
+                putc_(b, '}');
+            }
+            puts_(b, "]}");
+        }
+        puts_(b, "]}");
+    }
+    puts_(b, "]}\n");
+    return b->failed ? -ENOMEM : 0;
+}
+
+/* ---- snapshots -------------------------------------------------------------- */
+
+struct snapshot *snapshot_new(void)
+{
+    struct snapshot *s = calloc(1, sizeof(*s));
+
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    s->refs = 1;
+    return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->refs++;
+    pthread_mutex_unlock(&s->lock);
+    return s;
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        struct snap_domain *d = &s->domains[i];
+
+        for (uint32_t j = 0; j < d->nr_sets; j++) {
+            struct snap_set *set = &d->sets[j];
+
+            for (uint32_t k = 0; k < set->nr_stats; k++) {
+                free(set->stats[k].name);
+                free(set->stats[k].ascii);
+            }
+            free(set->stats);
+            free(set->provider);
+            free(set->set);
+            free(set->reason);
+        }
+        free(d->sets);
+        free(d->vcpus);
+        free(d->vcpu_error);
+    }
+    free(s->domains);
+    for (int f = 0; f < 3; f++)
+        free(s->text[f]);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+    bool last;
+
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    last = --s->refs == 0;
+    pthread_mutex_unlock(&s->lock);
+    if (last)
+        snapshot_free(s);
+}
+
+const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len)
+{
+    const char *text;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->text[format]) {
+        struct strbuf b = {0};
+        int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
+
+        if (r == 0) {
+            s->text[format] = b.data;
+            s->text_len[format] = b.len;
+        } else {
+            strbuf_free(&b);
+        }
+    }
+    text = s->text[format];
+    if (text)
+        *ret_len = s->text_len[format];
+    pthread_mutex_unlock(&s->lock);
+    if (!text)
+        errno = ENOMEM;
+    return text;
+}
+
+void metrics_reference(FILE *out)
+{
+    fprintf(out, "<!-- SPDX-License-Identifier: LGPL-2.1-or-later -->\n"
+                 "<!-- Generated by `xenstats agent --list-metrics` from lib/export/metrics.def; do not edit. -->\n"
+                 "# Metrics of xenstats agent\n\n"
+                 "Counters carry `_total` and info metrics `_info` on their samples (and, in the\n"
+                 "Prometheus 0.0.4 text format, on their family names too). Units are base units.\n\n"
+                 "| metric | type | unit | labels | meaning |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < METRIC_COUNT; i++) {
+        const struct metric_decl *d = &metric_decls[i];
+        const char *suffix = d->kind == METRIC_COUNTER ? "_total" : d->kind == METRIC_INFO ? "_info" : "";
+
+        fprintf(out, "| `%s%s` | %s | %s | %s | %s |\n", d->name, suffix,
+                d->kind == METRIC_COUNTER ? "counter" : d->kind == METRIC_INFO ? "info" : "gauge",
+                d->unit[0] ? d->unit : "-", d->labels[0] ? d->labels : "-", d->help);
+    }
+}

@@ -1,0 +1,993 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PV stats monitor: the toolstack side of docs/pv-stats.md.
+ *
+ * Everything a guest writes is hostile: xenstore keys are parsed by
+ * lib/pv/parse.c, name/type pages are copied once and validated, value
+ * pages are copied after the provider signals and decoded from the copy.
+ * Per domain and per set every count is bounded, and a set that misbehaves
+ * only changes its own state.  One epoll set carries the xenstore watch
+ * fd, the event channel fd and a timer, so one thread serves every domain.
+ */
+#include <stdarg.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <xenstore.h>
+
+#include <xenstats/pv.h>
+
+#include "platform/platform.h"
+#include "pv/parse.h"
+#include "util/util.h"
+
+#define PATH_LEN 512
+#define MAX_PROVIDERS 64  /* per domain */
+#define MAX_SETS 64       /* per provider */
+#define RESCAN_GAP_NS (50 * 1000000ULL) /* a busy guest is rescanned at most 20 times a second */
+#define MS 1000000ULL
+
+struct xenstats_pv_set {
+    struct xenstats_pv_set *next; /* in its domain */
+    struct mon_domain *domain;
+    char provider[XEN_PV_STATS_NAME_MAX + 1];
+    char name[XEN_PV_STATS_NAME_MAX + 1];
+    char path[PATH_LEN];
+    enum xenstats_pv_set_state state;
+    char reason[PV_REASON_MAX];
+    bool seen; /* still listed by the last rescan */
+    uint64_t fingerprint; /* of the keys a rejected set was judged on */
+
+    struct pv_set_keys keys;
+    const uint8_t *name_map, *value_map; /* read-only grant mappings */
+    uint8_t *name_copy;                  /* what was validated, once */
+    uint8_t *value_copy;
+    struct pv_stat_desc *descs;
+    struct pv_value *values;
+    bool *valid;
+    uint32_t nr_stats;
+    int port; /* local, -1 when not bound */
+    bool masked; /* left masked after an event flood */
+    bool names_rewritten_logged;
+
+    uint64_t requested_at, deadline;
+    uint32_t timeouts_in_row;
+    uint64_t samples, timeouts, errors;
+    uint64_t last_sample_ns, last_latency_ns;
+    uint64_t unsolicited_window_start;
+    uint32_t unsolicited_in_window;
+};
+
+struct mon_domain {
+    struct mon_domain *next;
+    struct xenstats_monitor *monitor;
+    uint32_t domid;
+    char stats[PATH_LEN]; /* /local/domain/<id>/stats */
+    char token[32];
+    bool dirty;
+    uint64_t last_scan;
+    struct xenstats_pv_set *sets;
+    bool warned_providers, warned_sets;
+};
+
+struct xenstats_monitor {
+    struct xenstats_host *host;
+    struct platform *platform;
+    struct xs_handle *xs;
+    struct platform_evtchn *evtchn;
+    int epfd, tfd;
+    struct xenstats_monitor_opts opts;
+    struct mon_domain *domains;
+    struct xenstats_pv_set **by_port;
+    size_t by_port_len;
+    struct xenstats_pv_set **list; /* snapshot for xenstats_monitor_set() */
+    size_t list_len, list_cap;
+    bool list_dirty;
+    bool release_watched;
+};
+
+enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static void set_reason(struct xenstats_pv_set *s, const char *fmt, ...) XS_PRINTF(2, 3);
+
+static void set_reason(struct xenstats_pv_set *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
+    va_end(ap);
+}
+
+static void port_map(struct xenstats_monitor *m, int port, struct xenstats_pv_set *s)
+{
+    if (port < 0)
+        return;
+    if ((size_t)port >= m->by_port_len) {
+        size_t len = (size_t)port + 64;
+        struct xenstats_pv_set **grown = realloc(m->by_port, len * sizeof(*grown));
+
+        if (!grown)
+            return; /* events for it are then counted as strays */
+        memset(grown + m->by_port_len, 0, (len - m->by_port_len) * sizeof(*grown));
+        m->by_port = grown;
+        m->by_port_len = len;
+    }
+    m->by_port[port] = s;
+}
+
+static struct xenstats_pv_set *port_lookup(struct xenstats_monitor *m, int port)
+{
+    return port >= 0 && (size_t)port < m->by_port_len ? m->by_port[port] : NULL;
+}
+
+static void arm_timer(struct xenstats_monitor *m)
+{
+    struct itimerspec its = {0};
+    uint64_t earliest = 0, now = monotonic_ns();
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    for (d = m->domains; d; d = d->next) {
+        if (d->dirty) {
+            uint64_t at = d->last_scan + RESCAN_GAP_NS;
+
+            if (!earliest || at < earliest)
+                earliest = at;
+        }
+        for (s = d->sets; s; s = s->next)
+            if (s->state == XENSTATS_PV_SET_SAMPLING && (!earliest || s->deadline < earliest))
+                earliest = s->deadline;
+    }
+    if (earliest) {
+        uint64_t delta = earliest > now ? earliest - now : 1;
+
+        its.it_value.tv_sec = (time_t)(delta / 1000000000ULL);
+        its.it_value.tv_nsec = (long)(delta % 1000000000ULL);
+    }
+    timerfd_settime(m->tfd, 0, &its, NULL);
+}
+
+/* ---- set lifecycle ------------------------------------------------------- */
+
+static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
+    const struct platform_grant_ops *g = m->platform->backend->grant;
+
+    if (s->port >= 0) {
+        port_map(m, s->port, NULL);
+        m->platform->backend->evtchn->unbind(m->evtchn, (uint32_t)s->port);
+        s->port = -1;
+    }
+    if (s->name_map)
+        g->unmap(m->platform, (void *)s->name_map, s->keys.nr_pages);
+    if (s->value_map)
+        g->unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
+    s->name_map = s->value_map = NULL;
+    free(s->name_copy);
+    free(s->value_copy);
+    free(s->descs);
+    free(s->values);
+    free(s->valid);
+    s->name_copy = s->value_copy = NULL;
+    s->descs = NULL;
+    s->values = NULL;
+    s->valid = NULL;
+    s->nr_stats = 0;
+}
+
+static void set_reject(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t fingerprint)
+{
+    set_detach(m, s);
+    s->state = XENSTATS_PV_SET_REJECTED;
+    s->fingerprint = fingerprint;
+    s->errors++;
+    log_warning("domain %u: set %s rejected: %s", s->domain->domid, s->path, s->reason);
+}
+
+static void set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, const char *why)
+{
+    if (s->state != XENSTATS_PV_SET_WITHDRAWN)
+        log_info("domain %u: set %s withdrawn (%s)", s->domain->domid, s->path, why);
+    set_detach(m, s);
+    s->state = XENSTATS_PV_SET_WITHDRAWN;
+    set_reason(s, "%s", why);
+    m->list_dirty = true;
+}
+
+/*
+ * Read the set's keys.  Returns 0 with keys filled, -ENOENT when the set is
+ * not ready (no event-channel), or -EINVAL with s->reason.  *fingerprint
+ * covers everything read, so a rejected set is only looked at again when
+ * the guest changed something.
+ */
+static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, struct pv_set_keys *keys,
+                     uint64_t *fingerprint)
+{
+    const char *names[PV_MAX_SET_KEYS];
+    size_t name_lens[PV_MAX_SET_KEYS], value_lens[PV_MAX_SET_KEYS];
+    char *values[PV_MAX_SET_KEYS];
+    unsigned int n = 0, i;
+    char **dir;
+    int r;
+
+    dir = xs_directory(m->xs, XBT_NULL, s->path, &n);
+    if (!dir)
+        return -ENOENT;
+    *fingerprint = 0xcbf29ce484222325ULL;
+    if (n > PV_MAX_SET_KEYS) {
+        *fingerprint = fnv1a(*fingerprint, &n, sizeof(n));
+        set_reason(s, "%u keys (at most %u)", n, PV_MAX_SET_KEYS);
+        free(dir);
+        return -E2BIG;
+    }
+    for (i = 0; i < n; i++) {
+        char path[PATH_LEN + XENSTORE_REL_PATH_MAX];
+        unsigned int len = 0;
+
+        names[i] = dir[i];
+        name_lens[i] = strnlen(dir[i], XENSTORE_REL_PATH_MAX);
+        snprintf(path, sizeof(path), "%s/%s", s->path, dir[i]);
+        values[i] = xs_read(m->xs, XBT_NULL, path, &len);
+        value_lens[i] = values[i] ? len : 0;
+        *fingerprint = fnv1a(*fingerprint, names[i], name_lens[i] + 1);
+        if (values[i])
+            *fingerprint = fnv1a(*fingerprint, values[i], value_lens[i]);
+    }
+    r = pv_parse_set_keys(names, name_lens, (const char *const *)values, value_lens, n, keys, s->reason);
+    for (i = 0; i < n; i++)
+        free(values[i]);
+    free(dir);
+    if (r < 0)
+        return r;
+    if (!keys->have_event_channel)
+        return -ENOENT;
+    return 0;
+}
+
+static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
+{
+    struct platform *pl = m->platform;
+    size_t bytes;
+    int r;
+
+    s->keys = *keys;
+    bytes = (size_t)keys->nr_pages * XEN_PV_STATS_PAGE_SIZE;
+    s->name_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->name_type_ref, PROT_READ);
+    if (!s->name_map) {
+        set_reason(s, "cannot map name-type-ref grants: %s", strerror(errno));
+        return -EINVAL;
+    }
+    s->name_copy = malloc(bytes);
+    s->value_copy = malloc(bytes);
+    s->descs = calloc(PV_MAX_STATS < keys->nr_pages * XEN_PV_STATS_PER_PAGE ? PV_MAX_STATS
+                                                                             : keys->nr_pages * XEN_PV_STATS_PER_PAGE,
+                      sizeof(*s->descs));
+    if (!s->name_copy || !s->value_copy || !s->descs) {
+        set_reason(s, "out of memory");
+        return -ENOMEM;
+    }
+    /* Copy once, then validate the copy: the guest may change the pages. */
+    memcpy(s->name_copy, s->name_map, bytes);
+    r = pv_parse_name_pages(s->name_copy, keys->nr_pages, s->descs, s->reason);
+    if (r < 0)
+        return r;
+    s->nr_stats = (uint32_t)r;
+    s->values = calloc(s->nr_stats, sizeof(*s->values));
+    s->valid = calloc(s->nr_stats, sizeof(*s->valid));
+    if (!s->values || !s->valid) {
+        set_reason(s, "out of memory");
+        return -ENOMEM;
+    }
+    s->value_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
+    if (!s->value_map) {
+        set_reason(s, "cannot map val-ref grants: %s", strerror(errno));
+        return -EINVAL;
+    }
+    r = pl->backend->evtchn->bind_interdomain(m->evtchn, s->domain->domid, keys->event_channel);
+    if (r < 0) {
+        set_reason(s, "cannot bind event-channel %u: %s", keys->event_channel, strerror(-r));
+        return -EINVAL;
+    }
+    s->port = r;
+    port_map(m, s->port, s);
+    s->state = XENSTATS_PV_SET_ACTIVE;
+    s->reason[0] = '\0';
+    s->timeouts_in_row = 0;
+    log_info("domain %u: monitoring set %s (%u statistics, %u pages)", s->domain->domid, s->path, s->nr_stats,
+             keys->nr_pages);
+    return 0;
+}
+
+static struct xenstats_pv_set *set_find(struct mon_domain *d, const char *provider, const char *name)
+{
+    struct xenstats_pv_set *s;
+
+    for (s = d->sets; s; s = s->next)
+        if (!strcmp(s->provider, provider) && !strcmp(s->name, name))
+            return s;
+    return NULL;
+}
+
+/* Look at one set the guest lists; attach, keep, or withdraw it. */
+static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const char *provider, const char *name)
+{
+    struct xenstats_pv_set *s = set_find(d, provider, name);
+    struct pv_set_keys keys;
+    uint64_t fp = 0;
+    int r;
+
+    if (!s) {
+        s = calloc(1, sizeof(*s));
+        if (!s)
+            return;
+        s->domain = d;
+        s->port = -1;
+        s->state = XENSTATS_PV_SET_WITHDRAWN; /* not published yet */
+        strcpy(s->provider, provider);
+        strcpy(s->name, name);
+        if (snprintf(s->path, sizeof(s->path), "%s/%s/%s", d->stats, provider, name) >= (int)sizeof(s->path)) {
+            free(s);
+            return;
+        }
+        s->next = d->sets;
+        d->sets = s;
+        m->list_dirty = true;
+    }
+    s->seen = true;
+
+    switch (s->state) {
+    case XENSTATS_PV_SET_ACTIVE:
+    case XENSTATS_PV_SET_SAMPLING:
+    case XENSTATS_PV_SET_STALE:
+    case XENSTATS_PV_SET_TIMED_OUT: {
+        /* Live: only the disappearance of event-channel matters (seed). */
+        char path[PATH_LEN + 32];
+        unsigned int len = 0;
+        char *v;
+
+        uint32_t port;
+
+        snprintf(path, sizeof(path), "%s/%s", s->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
+        v = xs_read(m->xs, XBT_NULL, path, &len);
+        if (v && pv_parse_number(v, len, UINT32_MAX, &port) == 0 && port == s->keys.event_channel) {
+            free(v);
+            return;
+        }
+        /* Gone, or re-published under a new port: start over. */
+        set_withdraw(m, s, v ? "event-channel changed" : "event-channel removed");
+        free(v);
+        if (!v)
+            return;
+        break;
+    }
+    case XENSTATS_PV_SET_REJECTED:
+    case XENSTATS_PV_SET_WITHDRAWN:
+        break;
+    }
+
+    memset(&keys, 0, sizeof(keys));
+    r = read_keys(m, s, &keys, &fp);
+    if (r == -ENOENT)
+        return; /* not (or no longer) published: nothing to say yet */
+    if (s->state == XENSTATS_PV_SET_REJECTED && fp == s->fingerprint)
+        return; /* unchanged since we rejected it */
+    if (r < 0) {
+        set_reject(m, s, fp);
+        return;
+    }
+    set_detach(m, s);
+    r = set_attach(m, s, &keys);
+    if (r < 0)
+        set_reject(m, s, fp);
+    m->list_dirty = true;
+}
+
+static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d)
+{
+    struct xenstats_pv_set *s, **pp;
+    unsigned int np = 0, i, j;
+    char **providers;
+
+    d->dirty = false;
+    d->last_scan = monotonic_ns();
+    for (s = d->sets; s; s = s->next)
+        s->seen = false;
+    providers = xs_directory(m->xs, XBT_NULL, d->stats, &np);
+    for (i = 0; providers && i < np; i++) {
+        char path[PATH_LEN + XENSTORE_REL_PATH_MAX];
+        unsigned int ns = 0;
+        char **sets;
+
+        if (i >= MAX_PROVIDERS) {
+            if (!d->warned_providers)
+                log_warning("domain %u: %u providers, only the first %u are monitored", d->domid, np, MAX_PROVIDERS);
+            d->warned_providers = true;
+            break;
+        }
+        if (xenstats_pv_name_check(providers[i], true) < 0)
+            continue; /* not a name we could report; ignored */
+        snprintf(path, sizeof(path), "%s/%s", d->stats, providers[i]);
+        sets = xs_directory(m->xs, XBT_NULL, path, &ns);
+        for (j = 0; sets && j < ns; j++) {
+            if (j >= MAX_SETS) {
+                if (!d->warned_sets)
+                    log_warning("domain %u: provider with %u sets, only the first %u are monitored", d->domid, ns,
+                                MAX_SETS);
+                d->warned_sets = true;
+                break;
+            }
+            if (xenstats_pv_name_check(sets[j], true) < 0)
+                continue;
+            scan_set(m, d, providers[i], sets[j]);
+        }
+        free(sets);
+    }
+    free(providers);
+
+    /* Sets whose keys vanished without ceremony are withdrawn too. */
+    for (pp = &d->sets; (s = *pp);) {
+        if (!s->seen) {
+            set_withdraw(m, s, s->state == XENSTATS_PV_SET_WITHDRAWN ? s->reason : "keys removed");
+            *pp = s->next;
+            set_detach(m, s);
+            free(s);
+            m->list_dirty = true;
+            continue;
+        }
+        pp = &s->next;
+    }
+}
+
+/* ---- domains ------------------------------------------------------------- */
+
+static struct mon_domain *domain_find(struct xenstats_monitor *m, uint32_t domid)
+{
+    struct mon_domain *d;
+
+    for (d = m->domains; d; d = d->next)
+        if (d->domid == domid)
+            return d;
+    return NULL;
+}
+
+static int create_stats_node(struct xenstats_monitor *m, struct mon_domain *d)
+{
+    struct xs_permissions perms[2] = {
+        {.id = d->domid, .perms = XS_PERM_NONE},            /* owner: the guest writes below */
+        {.id = m->platform->self_domid, .perms = XS_PERM_READ},
+    };
+    char value[16];
+    int n = snprintf(value, sizeof(value), "%u", m->platform->self_domid);
+
+    if (!xs_write(m->xs, XBT_NULL, d->stats, value, (unsigned int)n))
+        return negative_errno();
+    if (!xs_set_permissions(m->xs, XBT_NULL, d->stats, perms, m->platform->self_domid == 0 ? 1 : 2))
+        return negative_errno();
+    return 0;
+}
+
+int xenstats_monitor_add_domain(struct xenstats_monitor *monitor, uint32_t domid)
+{
+    struct mon_domain *d;
+    char *home;
+    int r;
+
+    if (domain_find(monitor, domid))
+        return set_errno(-EEXIST);
+    d = calloc(1, sizeof(*d));
+    if (!d)
+        return set_errno(-ENOMEM);
+    d->monitor = monitor;
+    d->domid = domid;
+    home = xs_get_domain_path(monitor->xs, domid);
+    if (!home) {
+        free(d);
+        return set_errno(negative_errno());
+    }
+    snprintf(d->stats, sizeof(d->stats), "%s/%s", home, XEN_PV_STATS_TOP);
+    free(home);
+    snprintf(d->token, sizeof(d->token), "xenstats-pv-%u", domid);
+    if (monitor->opts.create_stats_node) {
+        r = create_stats_node(monitor, d);
+        if (r < 0) {
+            log_error("domain %u: cannot create %s: %s", domid, d->stats, strerror(-r));
+            free(d);
+            return set_errno(r);
+        }
+    }
+    /* The watch fires once at once: that first event triggers the scan. */
+    if (!xs_watch(monitor->xs, d->stats, d->token)) {
+        r = negative_errno();
+        free(d);
+        return set_errno(r);
+    }
+    d->next = monitor->domains;
+    monitor->domains = d;
+    /* Attach what is already published now; the watch's first event
+     * only causes a cheap rescan. */
+    scan_domain(monitor, d);
+    return 0;
+}
+
+static void domain_free(struct xenstats_monitor *m, struct mon_domain *d, const char *why)
+{
+    while (d->sets) {
+        struct xenstats_pv_set *s = d->sets;
+
+        d->sets = s->next;
+        set_withdraw(m, s, why);
+        free(s);
+    }
+    free(d);
+    m->list_dirty = true;
+}
+
+int xenstats_monitor_remove_domain(struct xenstats_monitor *monitor, uint32_t domid)
+{
+    struct mon_domain **pp, *d;
+
+    for (pp = &monitor->domains; *pp && (*pp)->domid != domid; pp = &(*pp)->next)
+        ;
+    d = *pp;
+    if (!d)
+        return set_errno(-ENOENT);
+    *pp = d->next;
+    xs_unwatch(monitor->xs, d->stats, d->token);
+    domain_free(monitor, d, "no longer monitored");
+    return 0;
+}
+
+/* @releaseDomain: drop the domains that are gone. */
+static void reap_domains(struct xenstats_monitor *m)
+{
+    struct mon_domain **pp = &m->domains, *d;
+    struct xenstats_domain_info info;
+
+    while ((d = *pp)) {
+        if (m->platform->backend->domain->info(m->platform, d->domid, &info) == -ESRCH) {
+            *pp = d->next;
+            xs_unwatch(m->xs, d->stats, d->token);
+            log_info("domain %u destroyed", d->domid);
+            domain_free(m, d, "domain destroyed");
+            continue;
+        }
+        pp = &d->next;
+    }
+}
+
+/* ---- sampling ------------------------------------------------------------ */
+
+static bool live(const struct xenstats_pv_set *s)
+{
+    return s->state == XENSTATS_PV_SET_ACTIVE || s->state == XENSTATS_PV_SET_STALE ||
+           s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
+}
+
+static int request(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
+{
+    const struct platform_evtchn_ops *ev = m->platform->backend->evtchn;
+
+    if (!live(s) || s->state == XENSTATS_PV_SET_SAMPLING)
+        return 0;
+    if (s->requested_at && now - s->requested_at < (uint64_t)m->opts.min_interval_ms * MS)
+        return 0;
+    if (s->masked) {
+        ev->unmask(m->evtchn, (uint32_t)s->port);
+        s->masked = false;
+    }
+    if (ev->notify(m->evtchn, (uint32_t)s->port) < 0) {
+        s->errors++;
+        return 0;
+    }
+    s->requested_at = now;
+    s->deadline = now + (uint64_t)m->opts.sample_timeout_ms * MS;
+    s->state = XENSTATS_PV_SET_SAMPLING;
+    return 1;
+}
+
+int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
+{
+    uint64_t now = monotonic_ns();
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+    int n = 0;
+
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            n += request(monitor, s, now);
+    arm_timer(monitor);
+    return n;
+}
+
+static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
+{
+    size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
+    char reason[PV_REASON_MAX];
+    uint32_t i, bad = 0;
+
+    /* The provider refreshed the set before signalling: copy it, then decode the copy. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    memcpy(s->value_copy, s->value_map, bytes);
+    for (i = 0; i < s->nr_stats; i++) {
+        const uint8_t *e = s->value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
+
+        s->valid[i] = pv_decode_value(s->descs[i].type, e, &s->values[i], reason) == 0;
+        if (!s->valid[i] && !bad++)
+            log_warning("domain %u: set %s: statistic '%s': %s", s->domain->domid, s->path, s->descs[i].name,
+                        reason);
+    }
+    if (bad)
+        s->errors++;
+    /* Names are never re-read, so rewriting them is harmless; say so once. */
+    if (!s->names_rewritten_logged && memcmp(s->name_copy, s->name_map, bytes)) {
+        s->names_rewritten_logged = true;
+        s->errors++;
+        log_warning("domain %u: set %s rewrote its names after publishing (ignored)", s->domain->domid, s->path);
+    }
+    s->state = XENSTATS_PV_SET_ACTIVE;
+    s->reason[0] = '\0';
+    s->timeouts_in_row = 0;
+    s->samples++;
+    s->last_sample_ns = now;
+    s->last_latency_ns = now - s->requested_at;
+}
+
+static void handle_events(struct xenstats_monitor *m)
+{
+    const struct platform_evtchn_ops *ev = m->platform->backend->evtchn;
+    uint64_t now = monotonic_ns();
+    int port, budget = 4096; /* the rest waits for the next round */
+
+    while (budget-- > 0 && (port = ev->pending(m->evtchn)) >= 0) {
+        struct xenstats_pv_set *s = port_lookup(m, port);
+
+        if (!s) {
+            ev->unmask(m->evtchn, (uint32_t)port);
+            continue;
+        }
+        if (s->state == XENSTATS_PV_SET_SAMPLING) {
+            complete(m, s, now);
+        } else {
+            /* Unrequested: count it, and stop listening to a flood. */
+            s->errors++;
+            if (now - s->unsolicited_window_start > 1000 * MS) {
+                s->unsolicited_window_start = now;
+                s->unsolicited_in_window = 0;
+            }
+            if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
+                if (!s->masked)
+                    log_warning("domain %u: set %s floods its event channel; ignored until the next request",
+                                s->domain->domid, s->path);
+                s->masked = true;
+                continue; /* stays masked */
+            }
+        }
+        ev->unmask(m->evtchn, (uint32_t)port);
+    }
+}
+
+static bool peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
+    enum platform_evtchn_state st;
+
+    return m->platform->backend->evtchn->status(m->evtchn, (uint32_t)s->port, &st) == 0 &&
+           st != PLATFORM_EVTCHN_INTERDOMAIN;
+}
+
+static void handle_timeouts(struct xenstats_monitor *m)
+{
+    uint64_t now = monotonic_ns(), ticks;
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    if (read(m->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+        log_debug("timerfd: %s", strerror(errno));
+    for (d = m->domains; d; d = d->next) {
+        for (s = d->sets; s; s = s->next) {
+            if (s->state != XENSTATS_PV_SET_SAMPLING || now < s->deadline)
+                continue;
+            s->timeouts++;
+            s->timeouts_in_row++;
+            if (peer_gone(m, s)) {
+                set_withdraw(m, s, "the provider closed its event channel");
+                continue;
+            }
+            if (s->timeouts_in_row >= m->opts.stale_limit) {
+                if (s->state != XENSTATS_PV_SET_TIMED_OUT)
+                    log_warning("domain %u: set %s did not answer %u requests in a row", d->domid, s->path,
+                                s->timeouts_in_row);
+                s->state = XENSTATS_PV_SET_TIMED_OUT;
+            } else {
+                s->state = XENSTATS_PV_SET_STALE;
+            }
+            set_reason(s, "no answer within %u ms", m->opts.sample_timeout_ms);
+        }
+    }
+}
+
+static void handle_watches(struct xenstats_monitor *m)
+{
+    char **ev;
+    int budget = 1024;
+
+    while (budget-- > 0 && (ev = xs_check_watch(m->xs))) {
+        const char *path = ev[XS_WATCH_PATH];
+        struct mon_domain *d;
+
+        if (!strcmp(path, "@releaseDomain")) {
+            reap_domains(m);
+        } else {
+            for (d = m->domains; d; d = d->next)
+                if (!strcmp(ev[XS_WATCH_TOKEN], d->token))
+                    d->dirty = true;
+        }
+        free(ev);
+    }
+}
+
+static void rescan_dirty(struct xenstats_monitor *m)
+{
+    uint64_t now = monotonic_ns();
+    struct mon_domain *d;
+
+    for (d = m->domains; d; d = d->next)
+        if (d->dirty && now - d->last_scan >= RESCAN_GAP_NS)
+            scan_domain(m, d);
+}
+
+int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
+{
+    struct epoll_event evs[8];
+    int n, i, handled = 0;
+
+    n = epoll_wait(monitor->epfd, evs, 8, timeout_ms);
+    if (n < 0 && errno != EINTR)
+        return set_errno(negative_errno());
+    for (i = 0; i < n; i++) {
+        switch (evs[i].data.u32) {
+        case TAG_XS:
+            handle_watches(monitor);
+            break;
+        case TAG_EVTCHN:
+            handle_events(monitor);
+            break;
+        case TAG_TIMER:
+            handle_timeouts(monitor);
+            break;
+        }
+        handled++;
+    }
+    rescan_dirty(monitor);
+    arm_timer(monitor);
+    return handled;
+}
+
+size_t xenstats_monitor_pending(const struct xenstats_monitor *monitor)
+{
+    const struct mon_domain *d;
+    const struct xenstats_pv_set *s;
+    size_t n = 0;
+
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            n += s->state == XENSTATS_PV_SET_SAMPLING;
+    return n;
+}
+
+int xenstats_monitor_sample(struct xenstats_monitor *monitor)
+{
+    uint64_t before = 0, after = 0;
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            before += s->samples;
+    xenstats_monitor_request_all(monitor);
+    while (xenstats_monitor_pending(monitor))
+        if (xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms) < 0 && errno != EINTR)
+            break;
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            after += s->samples;
+    return (int)(after - before);
+}
+
+/* ---- construction -------------------------------------------------------- */
+
+static int epoll_add(int epfd, int fd, uint32_t tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negative_errno() : 0;
+}
+
+struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const struct xenstats_monitor_opts *opts)
+{
+    struct platform *pl = &host->platform;
+    struct xenstats_monitor *m;
+    int r;
+
+    if (!pl->backend->store || !pl->backend->grant || !pl->backend->evtchn) {
+        errno = ENOTSUP;
+        return NULL;
+    }
+    m = calloc(1, sizeof(*m));
+    if (!m) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    m->epfd = m->tfd = -1;
+    m->host = host;
+    m->platform = pl;
+    if (opts)
+        memcpy(&m->opts, opts, opts->size < sizeof(m->opts) ? opts->size : sizeof(m->opts));
+    m->opts.size = sizeof(m->opts);
+    if (!m->opts.sample_timeout_ms)
+        m->opts.sample_timeout_ms = 500;
+    if (!m->opts.min_interval_ms)
+        m->opts.min_interval_ms = 100;
+    if (!m->opts.stale_limit)
+        m->opts.stale_limit = 3;
+    if (!m->opts.max_unsolicited)
+        m->opts.max_unsolicited = 100;
+
+    m->xs = pl->backend->store->open(pl, 0);
+    if (!m->xs)
+        goto fail_errno;
+    m->evtchn = pl->backend->evtchn->open(pl);
+    if (!m->evtchn)
+        goto fail_errno;
+    m->epfd = epoll_create1(EPOLL_CLOEXEC);
+    m->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (m->epfd < 0 || m->tfd < 0)
+        goto fail_errno;
+    r = xs_fileno(m->xs);
+    if (r < 0)
+        goto fail_errno;
+    r = epoll_add(m->epfd, r, TAG_XS);
+    if (r == 0 && !xs_watch(m->xs, "@releaseDomain", "xenstats-pv-release"))
+        r = negative_errno();
+    if (r == 0)
+        r = epoll_add(m->epfd, pl->backend->evtchn->fd(m->evtchn), TAG_EVTCHN);
+    if (r == 0)
+        r = epoll_add(m->epfd, m->tfd, TAG_TIMER);
+    if (r < 0) {
+        errno = -r;
+        goto fail_errno;
+    }
+    return m;
+fail_errno:
+    r = negative_errno();
+    xenstats_monitor_free(m);
+    set_errno(r);
+    return NULL;
+}
+
+void xenstats_monitor_free(struct xenstats_monitor *monitor)
+{
+    if (!monitor)
+        return;
+    while (monitor->domains) {
+        struct mon_domain *d = monitor->domains;
+
+        monitor->domains = d->next;
+        domain_free(monitor, d, "monitor stopped");
+    }
+    if (monitor->evtchn)
+        monitor->platform->backend->evtchn->close(monitor->evtchn);
+    if (monitor->xs)
+        xs_close(monitor->xs);
+    if (monitor->epfd >= 0)
+        close(monitor->epfd);
+    if (monitor->tfd >= 0)
+        close(monitor->tfd);
+    free(monitor->by_port);
+    free(monitor->list);
+    free(monitor);
+}
+
+int xenstats_monitor_fd(const struct xenstats_monitor *monitor)
+{
+    return monitor->epfd;
+}
+
+/* ---- inspection ---------------------------------------------------------- */
+
+static void rebuild_list(struct xenstats_monitor *m)
+{
+    const struct mon_domain *d;
+    struct xenstats_pv_set *s;
+    size_t n = 0;
+
+    for (d = m->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            n++;
+    if (n > m->list_cap) {
+        struct xenstats_pv_set **grown = realloc(m->list, n * sizeof(*grown));
+
+        if (!grown)
+            return;
+        m->list = grown;
+        m->list_cap = n;
+    }
+    m->list_len = 0;
+    for (d = m->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            m->list[m->list_len++] = s;
+    m->list_dirty = false;
+}
+
+size_t xenstats_monitor_nr_sets(const struct xenstats_monitor *monitor)
+{
+    struct xenstats_monitor *m = (struct xenstats_monitor *)monitor;
+
+    rebuild_list(m);
+    return m->list_len;
+}
+
+const struct xenstats_pv_set *xenstats_monitor_set(const struct xenstats_monitor *monitor, size_t i)
+{
+    struct xenstats_monitor *m = (struct xenstats_monitor *)monitor;
+
+    if (m->list_dirty)
+        rebuild_list(m);
+    return i < m->list_len ? m->list[i] : NULL;
+}
+
+void xenstats_pv_set_get_info(const struct xenstats_pv_set *s, struct xenstats_pv_set_info *ret_info)
+{
+    ret_info->domid = s->domain->domid;
+    ret_info->provider = s->provider;
+    ret_info->set = s->name;
+    ret_info->state = s->state;
+    ret_info->reason = s->reason;
+    ret_info->nr_stats = s->nr_stats;
+    ret_info->samples = s->samples;
+    ret_info->timeouts = s->timeouts;
+    ret_info->errors = s->errors;
+    ret_info->last_sample_ns = s->last_sample_ns;
+    ret_info->last_latency_ns = s->last_latency_ns;
+}
+
+int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct xenstats_pv_stat *ret_stat)
+{
+    if (i >= s->nr_stats)
+        return set_errno(-ENOENT);
+    ret_stat->name = s->descs[i].name;
+    ret_stat->type = (enum xenstats_pv_type)s->descs[i].type;
+    ret_stat->valid = s->samples > 0 && s->valid[i];
+    memset(&ret_stat->value, 0, sizeof(ret_stat->value));
+    if (!ret_stat->valid)
+        return 0;
+    switch (s->descs[i].type) {
+    case XEN_PV_STATS_TYPE_S64:
+        ret_stat->value.s64 = s->values[i].u.s64;
+        break;
+    case XEN_PV_STATS_TYPE_U64:
+        ret_stat->value.u64 = s->values[i].u.u64;
+        break;
+    case XEN_PV_STATS_TYPE_DOUBLE:
+        ret_stat->value.dbl = s->values[i].u.dbl;
+        break;
+    default:
+        ret_stat->value.ascii = s->values[i].u.ascii;
+        break;
+    }
+    return 0;
+}

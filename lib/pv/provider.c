@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PV stats provider: the guest side of docs/pv-stats.md.  Publishing
+ * follows the seed: pages granted read-only to the monitor, the ref keys
+ * written first and `event-channel` last; withdrawal deletes
+ * `event-channel`, waits for the monitor to close its port, then removes
+ * the keys.
+ */
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <xenstore.h>
+
+#include <xenstats/pv.h>
+
+#include "platform/platform.h"
+#include "pv/parse.h"
+#include "util/util.h"
+
+#define PATH_LEN 512
+#define DEFAULT_WITHDRAW_MS 2000
+
+struct xenstats_provider_set {
+    struct xenstats_provider_set *next;
+    struct xenstats_provider *provider;
+    char name[XEN_PV_STATS_NAME_MAX + 1];
+    char path[PATH_LEN];
+    xenstats_provider_refresh_fn refresh;
+    void *userdata;
+    struct pv_stat_desc *descs;
+    uint32_t count, cap;
+    uint32_t nr_pages;
+    bool published;
+    /* before publishing values live here; after, in the granted pages */
+    uint8_t *staging;
+    uint8_t *name_pages;  /* granted read-only to the monitor */
+    uint8_t *value_pages; /* granted read-only to the monitor */
+    uint32_t *name_refs, *value_refs;
+    int port;
+};
+
+struct xenstats_provider {
+    struct xenstats_host *host;
+    struct platform *platform;
+    struct xs_handle *xs;
+    struct platform_evtchn *evtchn;
+    char name[XEN_PV_STATS_NAME_MAX + 1];
+    char home[PATH_LEN]; /* /local/domain/<id>/stats/<name> */
+    uint32_t monitor;
+    uint32_t withdraw_timeout_ms;
+    bool key_written;
+    struct xenstats_provider_set *sets;
+};
+
+static struct platform *platform_of(struct xenstats_host *host)
+{
+    return &host->platform;
+}
+
+static int read_monitor_domid(struct xs_handle *xs, const char *stats, uint32_t *ret)
+{
+    unsigned int len = 0;
+    char *v = xs_read(xs, XBT_NULL, stats, &len);
+
+    if (!v)
+        return negative_errno();
+    *ret = 0;
+    /* An empty or unreadable value means the default monitor, dom0. */
+    if (len && pv_parse_number(v, len, 0x7fef, ret) < 0)
+        *ret = 0;
+    free(v);
+    return 0;
+}
+
+struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, const char *name,
+                                                const struct xenstats_provider_opts *opts)
+{
+    struct xenstats_provider *p;
+    struct platform *pl = platform_of(host);
+    char stats[PATH_LEN], *home = NULL;
+    int r;
+
+    if (xenstats_pv_name_check(name, true) < 0) {
+        log_error("provider name '%s' is invalid (1-62 printable ASCII characters, no '/')", name ? name : "");
+        return NULL;
+    }
+    if (!pl->backend->store || !pl->backend->grant || !pl->backend->evtchn) {
+        errno = ENOTSUP;
+        return NULL;
+    }
+    p = calloc(1, sizeof(*p));
+    if (!p) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    p->host = host;
+    p->platform = pl;
+    strcpy(p->name, name);
+    p->withdraw_timeout_ms = DEFAULT_WITHDRAW_MS;
+    if (opts && opts->size >= offsetof(struct xenstats_provider_opts, withdraw_timeout_ms) + sizeof(uint32_t) &&
+        opts->withdraw_timeout_ms)
+        p->withdraw_timeout_ms = opts->withdraw_timeout_ms;
+
+    p->xs = pl->backend->store->open(pl, 0);
+    if (!p->xs) {
+        r = negative_errno();
+        goto fail;
+    }
+    home = xs_get_domain_path(p->xs, pl->self_domid);
+    if (!home) {
+        r = negative_errno();
+        goto fail;
+    }
+    if (snprintf(stats, sizeof(stats), "%s/%s", home, XEN_PV_STATS_TOP) >= (int)sizeof(stats) ||
+        snprintf(p->home, sizeof(p->home), "%s/%s", stats, name) >= (int)sizeof(p->home)) {
+        r = -ENAMETOOLONG;
+        goto fail;
+    }
+    r = read_monitor_domid(p->xs, stats, &p->monitor);
+    if (r == -ENOENT) {
+        log_error("%s does not exist: the toolstack does not monitor PV stats of this domain", stats);
+        goto fail;
+    }
+    if (r < 0)
+        goto fail;
+    if (opts && opts->size >= offsetof(struct xenstats_provider_opts, monitor_domid) + sizeof(int32_t) &&
+        opts->monitor_domid >= 0)
+        p->monitor = (uint32_t)opts->monitor_domid;
+    p->evtchn = pl->backend->evtchn->open(pl);
+    if (!p->evtchn) {
+        r = negative_errno();
+        goto fail;
+    }
+    free(home);
+    return p;
+fail:
+    free(home);
+    if (p->xs)
+        xs_close(p->xs);
+    free(p);
+    set_errno(r);
+    return NULL;
+}
+
+uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provider)
+{
+    return provider->monitor;
+}
+
+int xenstats_provider_fd(const struct xenstats_provider *provider)
+{
+    return provider->platform->backend->evtchn->fd(provider->evtchn);
+}
+
+struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider *provider, const char *name,
+                                                        xenstats_provider_refresh_fn refresh, void *userdata)
+{
+    struct xenstats_provider_set *s;
+
+    if (xenstats_pv_name_check(name, true) < 0) {
+        log_error("set name '%s' is invalid (1-62 printable ASCII characters, no '/')", name ? name : "");
+        return NULL;
+    }
+    for (s = provider->sets; s; s = s->next) {
+        if (!strcmp(s->name, name)) {
+            errno = EEXIST;
+            return NULL;
+        }
+    }
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (snprintf(s->path, sizeof(s->path), "%s/%s", provider->home, name) >= (int)sizeof(s->path)) {
+        free(s);
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    strcpy(s->name, name);
+    s->provider = provider;
+    s->refresh = refresh;
+    s->userdata = userdata;
+    s->port = -1;
+    s->next = provider->sets;
+    provider->sets = s;
+    return s;
+}
+
+unsigned int xenstats_provider_set_count(const struct xenstats_provider_set *set)
+{
+    return set->count;
+}
+
+int xenstats_provider_set_declare(struct xenstats_provider_set *set, const char *name, enum xenstats_pv_type type)
+{
+    uint32_t i;
+
+    if (set->published)
+        return set_errno(-EBUSY); /* names never change after publishing */
+    if (xenstats_pv_name_check(name, false) < 0 || !xenstats_pv_type_name(type))
+        return set_errno(-EINVAL);
+    for (i = 0; i < set->count; i++)
+        if (!strcmp(set->descs[i].name, name))
+            return set_errno(-EEXIST);
+    if (set->count == PV_MAX_STATS)
+        return set_errno(-ENOSPC);
+    if (set->count == set->cap) {
+        uint32_t cap = set->cap ? set->cap * 2 : 64;
+        struct pv_stat_desc *d = realloc(set->descs, cap * sizeof(*d));
+        uint8_t *st = realloc(set->staging, (size_t)cap * XEN_PV_STATS_ENTRY_SIZE);
+
+        if (d)
+            set->descs = d;
+        if (st)
+            set->staging = st;
+        if (!d || !st)
+            return set_errno(-ENOMEM);
+        set->cap = cap;
+    }
+    set->descs[set->count].type = (uint8_t)type;
+    strcpy(set->descs[set->count].name, name);
+    memset(set->staging + (size_t)set->count * XEN_PV_STATS_ENTRY_SIZE, 0, XEN_PV_STATS_ENTRY_SIZE);
+    return (int)set->count++;
+}
+
+static uint8_t *value_entry(struct xenstats_provider_set *set, unsigned int index, uint8_t type)
+{
+    if (index >= set->count || set->descs[index].type != type)
+        return NULL;
+    return (set->published ? set->value_pages : set->staging) + (size_t)index * XEN_PV_STATS_ENTRY_SIZE;
+}
+
+/* Values are little endian on the wire whatever this CPU's order. */
+static void put_le64(uint8_t *e, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        __atomic_store_n(&e[i], (uint8_t)(v >> (8 * i)), __ATOMIC_RELAXED);
+}
+
+int xenstats_provider_set_s64(struct xenstats_provider_set *set, unsigned int index, int64_t value)
+{
+    uint8_t *e = value_entry(set, index, XEN_PV_STATS_TYPE_S64);
+
+    if (!e)
+        return set_errno(-EINVAL);
+    put_le64(e, (uint64_t)value);
+    return 0;
+}
+
+int xenstats_provider_set_u64(struct xenstats_provider_set *set, unsigned int index, uint64_t value)
+{
+    uint8_t *e = value_entry(set, index, XEN_PV_STATS_TYPE_U64);
+
+    if (!e)
+        return set_errno(-EINVAL);
+    put_le64(e, value);
+    return 0;
+}
+
+int xenstats_provider_set_double(struct xenstats_provider_set *set, unsigned int index, double value)
+{
+    uint8_t *e = value_entry(set, index, XEN_PV_STATS_TYPE_DOUBLE);
+    uint64_t bits;
+
+    if (!e)
+        return set_errno(-EINVAL);
+    memcpy(&bits, &value, sizeof(bits));
+    put_le64(e, bits);
+    return 0;
+}
+
+int xenstats_provider_set_ascii(struct xenstats_provider_set *set, unsigned int index, const char *value)
+{
+    uint8_t *e = value_entry(set, index, XEN_PV_STATS_TYPE_ASCII);
+    size_t len, i;
+
+    if (!e || !value)
+        return set_errno(-EINVAL);
+    len = strnlen(value, XEN_PV_STATS_ENTRY_SIZE);
+    if (len >= XEN_PV_STATS_ENTRY_SIZE)
+        return set_errno(-EINVAL);
+    for (i = 0; i < len; i++)
+        if (!pv_char_ok((unsigned char)value[i]))
+            return set_errno(-EINVAL);
+    for (i = 0; i < XEN_PV_STATS_ENTRY_SIZE; i++)
+        __atomic_store_n(&e[i], i < len ? (uint8_t)value[i] : 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static int write_key(struct xenstats_provider_set *set, const char *key, uint32_t v)
+{
+    char path[PATH_LEN + 32], value[16];
+    int n;
+
+    if (snprintf(path, sizeof(path), "%s/%s", set->path, key) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    n = snprintf(value, sizeof(value), "%u", v);
+    if (!xs_write(set->provider->xs, XBT_NULL, path, value, (unsigned int)n))
+        return negative_errno();
+    return 0;
+}
+
+static void unpublish_pages(struct xenstats_provider_set *set)
+{
+    const struct platform_grant_ops *g = set->provider->platform->backend->grant;
+
+    if (set->name_pages)
+        g->unshare(set->provider->platform, set->name_pages, set->nr_pages);
+    if (set->value_pages)
+        g->unshare(set->provider->platform, set->value_pages, set->nr_pages);
+    set->name_pages = set->value_pages = NULL;
+}
+
+int xenstats_provider_set_publish(struct xenstats_provider_set *set)
+{
+    struct xenstats_provider *p = set->provider;
+    struct platform *pl = p->platform;
+    const struct platform_evtchn_ops *ev = pl->backend->evtchn;
+    char key[32];
+    uint32_t i;
+    int r;
+
+    if (set->published)
+        return set_errno(-EALREADY);
+    if (!set->count)
+        return set_errno(-ENODATA);
+    set->nr_pages = (set->count + XEN_PV_STATS_PER_PAGE - 1) / XEN_PV_STATS_PER_PAGE;
+    set->name_refs = calloc(set->nr_pages, sizeof(uint32_t));
+    set->value_refs = calloc(set->nr_pages, sizeof(uint32_t));
+    if (!set->name_refs || !set->value_refs) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    set->name_pages = pl->backend->grant->share_pages(pl, p->monitor, set->nr_pages, set->name_refs, 0);
+    if (!set->name_pages) {
+        r = negative_errno();
+        goto fail;
+    }
+    set->value_pages = pl->backend->grant->share_pages(pl, p->monitor, set->nr_pages, set->value_refs, 0);
+    if (!set->value_pages) {
+        r = negative_errno();
+        goto fail;
+    }
+    for (i = 0; i < set->count; i++) {
+        struct xen_pv_stats_name_type *nt =
+            (struct xen_pv_stats_name_type *)(set->name_pages + (size_t)i * XEN_PV_STATS_ENTRY_SIZE);
+
+        nt->type = set->descs[i].type;
+        memcpy(nt->name, set->descs[i].name, strlen(set->descs[i].name) + 1);
+    }
+    memcpy(set->value_pages, set->staging, (size_t)set->count * XEN_PV_STATS_ENTRY_SIZE);
+    set->published = true;
+    if (set->refresh && set->refresh(set, set->userdata) < 0)
+        log_warning("set %s: first refresh failed", set->path);
+
+    if (!p->key_written) {
+        if (!xs_mkdir(p->xs, XBT_NULL, p->home)) {
+            r = negative_errno();
+            goto fail;
+        }
+        p->key_written = true;
+    }
+    for (i = 0; i < set->nr_pages; i++) {
+        snprintf(key, sizeof(key), "%s%u", XEN_PV_STATS_KEY_NAME_TYPE_REF, i);
+        r = write_key(set, key, set->name_refs[i]);
+        if (r == 0) {
+            snprintf(key, sizeof(key), "%s%u", XEN_PV_STATS_KEY_VALUE_REF, i);
+            r = write_key(set, key, set->value_refs[i]);
+        }
+        if (r < 0)
+            goto fail_keys;
+    }
+    r = ev->bind_unbound_port(p->evtchn, p->monitor);
+    if (r < 0)
+        goto fail_keys;
+    set->port = r;
+    /* Last: its appearance tells the monitor everything else is there. */
+    r = write_key(set, XEN_PV_STATS_KEY_EVENT_CHANNEL, (uint32_t)set->port);
+    if (r < 0)
+        goto fail_port;
+    return 0;
+
+fail_port:
+    ev->unbind(p->evtchn, (uint32_t)set->port);
+    set->port = -1;
+fail_keys:
+    xs_rm(p->xs, XBT_NULL, set->path);
+fail:
+    unpublish_pages(set);
+    set->published = false;
+    free(set->name_refs);
+    free(set->value_refs);
+    set->name_refs = set->value_refs = NULL;
+    return set_errno(r);
+}
+
+static void sleep_ms(unsigned int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static void set_free(struct xenstats_provider_set *set)
+{
+    free(set->descs);
+    free(set->staging);
+    free(set->name_refs);
+    free(set->value_refs);
+    free(set);
+}
+
+int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
+{
+    struct xenstats_provider *p = set->provider;
+    const struct platform_evtchn_ops *ev = p->platform->backend->evtchn;
+    struct xenstats_provider_set **pp;
+    char path[PATH_LEN + 32];
+    int r = 0;
+
+    for (pp = &p->sets; *pp && *pp != set; pp = &(*pp)->next)
+        ;
+    if (*pp)
+        *pp = set->next;
+    if (set->published) {
+        uint64_t deadline = monotonic_ns() + (uint64_t)p->withdraw_timeout_ms * 1000000ULL;
+        enum platform_evtchn_state st = PLATFORM_EVTCHN_UNBOUND;
+
+        snprintf(path, sizeof(path), "%s/%s", set->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
+        xs_rm(p->xs, XBT_NULL, path);
+        /* The monitor closes its end; our port falls back to unbound. */
+        while (ev->status(p->evtchn, (uint32_t)set->port, &st) == 0 && st == PLATFORM_EVTCHN_INTERDOMAIN) {
+            if (monotonic_ns() >= deadline) {
+                log_warning("set %s: the monitor did not close its port within %u ms", set->path,
+                            p->withdraw_timeout_ms);
+                r = -ETIMEDOUT;
+                break;
+            }
+            /* Answer requests meanwhile: the monitor may be mid-sample. */
+            xenstats_provider_dispatch(p);
+            sleep_ms(5);
+        }
+        xs_rm(p->xs, XBT_NULL, set->path);
+        ev->unbind(p->evtchn, (uint32_t)set->port);
+        unpublish_pages(set);
+        if (!p->sets && p->key_written) {
+            xs_rm(p->xs, XBT_NULL, p->home);
+            p->key_written = false;
+        }
+    }
+    set_free(set);
+    return r ? set_errno(r) : 0;
+}
+
+int xenstats_provider_dispatch(struct xenstats_provider *provider)
+{
+    const struct platform_evtchn_ops *ev = provider->platform->backend->evtchn;
+    int port, handled = 0;
+
+    while ((port = ev->pending(provider->evtchn)) >= 0) {
+        struct xenstats_provider_set *s;
+
+        for (s = provider->sets; s && s->port != port; s = s->next)
+            ;
+        if (s && (!s->refresh || s->refresh(s, s->userdata) == 0)) {
+            /* The seed: refresh the whole set, then signal back. */
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+            ev->notify(provider->evtchn, (uint32_t)port);
+            handled++;
+        }
+        ev->unmask(provider->evtchn, (uint32_t)port);
+    }
+    if (port != -EAGAIN)
+        return set_errno(port);
+    return handled;
+}
+
+void xenstats_provider_free(struct xenstats_provider *provider)
+{
+    if (!provider)
+        return;
+    while (provider->sets)
+        xenstats_provider_set_withdraw(provider->sets);
+    provider->platform->backend->evtchn->close(provider->evtchn);
+    if (provider->xs)
+        xs_close(provider->xs);
+    free(provider);
+}
