@@ -149,7 +149,7 @@ static void refresh_domains(struct agent *a)
             t->next = *pp;
             *pp = t;
             log_info("tracking domain %u (%s)", t->info.domid, t->info.name);
-            if (t->info.domid != xenstats_host_self_domid(a->host)) {
+            if (a->monitor && t->info.domid != xenstats_host_self_domid(a->host)) {
                 r = xenstats_monitor_add_domain(a->monitor, t->info.domid);
                 if (r < 0) {
                     log_warning("domain %u: PV stats not monitored: %s", t->info.domid, strerror(-r));
@@ -236,7 +236,7 @@ static int compare_sets(const void *x, const void *y)
 
 static void fill_sets(struct agent *a, struct snap_domain *d, struct snapshot *s)
 {
-    size_t n = xenstats_monitor_nr_sets(a->monitor), i, count = 0;
+    size_t n = a->monitor ? xenstats_monitor_nr_sets(a->monitor) : 0, i, count = 0;
 
     for (i = 0; i < n; i++) {
         struct xenstats_pv_set_info info;
@@ -358,7 +358,8 @@ static void start_round(struct agent *a)
 {
     a->round_start = monotonic_ns();
     refresh_domains(a);
-    xenstats_monitor_request_all(a->monitor);
+    if (a->monitor)
+        xenstats_monitor_request_all(a->monitor);
     a->collecting = true;
     a->round_deadline = a->round_start + a->interval_ns / 2;
 }
@@ -368,7 +369,7 @@ static void maybe_finish_round(struct agent *a)
     if (!a->collecting)
         return;
     /* Every answer in, or the slowest provider timed out. */
-    if (xenstats_monitor_pending(a->monitor) && monotonic_ns() < a->round_deadline)
+    if (a->monitor && xenstats_monitor_pending(a->monitor) && monotonic_ns() < a->round_deadline)
         return;
     a->collecting = false;
     publish_snapshot(a);
@@ -643,10 +644,8 @@ int cmd_agent(int argc, char **argv)
     mo.min_interval_ms = (uint32_t)(a.interval_ns / 2000000ULL);
     mo.create_stats_node = a.toolstack;
     a.monitor = xenstats_monitor_new(a.host, &mo);
-    if (!a.monitor) {
-        fail(CMD, "cannot start the PV stats monitor: %s", strerror(errno));
-        goto out;
-    }
+    if (!a.monitor)
+        log_warning("PV stats are not monitored: %s", strerror(errno));
     a.epfd = epoll_create1(EPOLL_CLOEXEC);
     a.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     a.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -655,7 +654,7 @@ int cmd_agent(int argc, char **argv)
     its.it_value.tv_nsec = 1; /* first round at once */
     if (a.epfd < 0 || a.tfd < 0 || a.sfd < 0 || timerfd_settime(a.tfd, 0, &its, NULL) < 0 ||
         epoll_add(a.epfd, a.tfd, TAG_TIMER) < 0 || epoll_add(a.epfd, a.sfd, TAG_SIGNAL) < 0 ||
-        epoll_add(a.epfd, xenstats_monitor_fd(a.monitor), TAG_MONITOR) < 0) {
+        (a.monitor && epoll_add(a.epfd, xenstats_monitor_fd(a.monitor), TAG_MONITOR) < 0)) {
         fail(CMD, "cannot set up the event loop: %s", strerror(errno));
         goto out;
     }

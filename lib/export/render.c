@@ -174,6 +174,7 @@ static const char *const source_names[3] = {"none", "resource", "hypercall"};
 struct emitter {
     struct strbuf *b;
     bool om;
+    bool labelled; /* the current sample has a '{' open */
 };
 
 static void family(struct emitter *e, enum metric_id id)
@@ -216,13 +217,24 @@ static void sample(struct emitter *e, enum metric_id id)
         puts_(e->b, "_total");
     else if (d->kind == METRIC_INFO)
         puts_(e->b, "_info");
-    putc_(e->b, '{');
+    e->labelled = false;
+}
+
+static void open_label(struct emitter *e)
+{
+    putc_(e->b, e->labelled ? ',' : '{');
+    e->labelled = true;
+}
+
+static void close_labels(struct emitter *e)
+{
+    puts_(e->b, e->labelled ? "} " : " ");
 }
 
 static void label(struct emitter *e, const char *name, const char *value, bool first)
 {
-    if (!first)
-        putc_(e->b, ',');
+    (void)first;
+    open_label(e);
     puts_(e->b, name);
     puts_(e->b, "=\"");
     strbuf_label_value(e->b, value);
@@ -231,8 +243,8 @@ static void label(struct emitter *e, const char *name, const char *value, bool f
 
 static void label_u64(struct emitter *e, const char *name, uint64_t v, bool first)
 {
-    if (!first)
-        putc_(e->b, ',');
+    (void)first;
+    open_label(e);
     puts_(e->b, name);
     puts_(e->b, "=\"");
     put_u64(e->b, v);
@@ -241,21 +253,21 @@ static void label_u64(struct emitter *e, const char *name, uint64_t v, bool firs
 
 static void end_u64(struct emitter *e, uint64_t v)
 {
-    puts_(e->b, "} ");
+    close_labels(e);
     put_u64(e->b, v);
     putc_(e->b, '\n');
 }
 
 static void end_ns(struct emitter *e, uint64_t ns)
 {
-    puts_(e->b, "} ");
+    close_labels(e);
     put_ns_seconds(e->b, ns);
     putc_(e->b, '\n');
 }
 
 static void end_double(struct emitter *e, double v)
 {
-    puts_(e->b, "} ");
+    close_labels(e);
     put_double(e->b, v, false);
     putc_(e->b, '\n');
 }
@@ -311,7 +323,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     end_u64(&e, s->agent.samples);
     family(&e, METRIC_AGENT_SAMPLE_DURATION);
     sample(&e, METRIC_AGENT_SAMPLE_DURATION);
-    end_double(&e, s->agent.sample_duration);
+    end_ns(&e, (uint64_t)(s->agent.sample_duration * 1e9));
     family(&e, METRIC_AGENT_ERRORS);
     sample(&e, METRIC_AGENT_ERRORS);
     end_u64(&e, s->agent.errors);
@@ -455,7 +467,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
                 label(&e, "statistic", st_->name, false);
                 label(&e, "type", xenstats_pv_type_name(st_->type), false);
                 if (st_->type == XEN_PV_STATS_TYPE_S64) {
-                    puts_(e.b, "} ");
+                    close_labels(&e);
                     put_s64(e.b, st_->v.s64);
                     putc_(e.b, '\n');
                 } else if (st_->type == XEN_PV_STATS_TYPE_U64) {
