@@ -399,6 +399,9 @@ static void test_transactions(void **state)
     assert_int_equal(xs_transaction_start(f->g1, 0, &t1), 0);
     assert_int_equal(xs_transaction_start(f->g1, t1, &t2), -EBUSY);
     assert_int_equal(xs_transaction_start(f->g1, 999, &t2), -ENOENT);
+    /* An unknown transaction is ENOENT, never "create it" (fuzz find). */
+    assert_int_equal(xs_mkdir(f->g1, 424242, "data/m"), -ENOENT);
+    assert_int_equal(xs_write(f->g1, 424242, "data/m", "", 0), -ENOENT);
     assert_int_equal(xs_write(f->g1, t1, "data/t", "in", 2), 0);
     /* Isolated until commit, visible inside. */
     assert_int_equal(read_str(f->g1, 0, "data/t", buf, sizeof(buf)), -ENOENT);

@@ -1325,8 +1325,9 @@ int xs_mkdir(struct xs_conn *c, uint32_t tx, const char *path)
     struct op op;
     int r = op_begin(&op, c, tx, path, false);
 
-    if (r == 0)
-        r = get_node(&op, op.path, XS_STORE_PERM_WRITE, NULL, &n);
+    if (r < 0)
+        return op_end(&op, r); /* ENOENT here is an unknown transaction */
+    r = get_node(&op, op.path, XS_STORE_PERM_WRITE, NULL, &n);
     if (r == -ENOENT)
         r = create_node(&op, NULL, 0);
     return op_end(&op, r);

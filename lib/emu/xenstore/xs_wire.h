@@ -9,6 +9,7 @@
 #ifndef XENSTATS_EMU_XS_WIRE_H
 #define XENSTATS_EMU_XS_WIRE_H
 
+#include <errno.h> /* before xs_wire.h: it defines xsd_errors only then */
 #include <stddef.h>
 #include <stdint.h>
 
