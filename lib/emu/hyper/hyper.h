@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Grant tables and event channels of the emulated host: the emulator acting
+ * as the hypervisor.  Two layers:
+ *
+ *  - the engine (hyper_*): per-domain grant tables and port tables,
+ *    connections as the emulator's view of a process's handles, and
+ *    hyper_handle() executing one request; no sockets of its own apart from
+ *    the event sockets it creates, so unit tests and the fuzzer drive it
+ *    directly;
+ *  - the transport (emu_hyper_register()): the per-domain hypercall
+ *    sockets on the emulator's loop (protocol in platform/emu_hypercall.h).
+ *
+ * Everything runs on the emulator's single thread.
+ */
+#ifndef XENSTATS_EMU_HYPER_H
+#define XENSTATS_EMU_HYPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platform/emu_hypercall.h"
+
+struct emu_host;
+struct emu_loop;
+struct hyper;
+struct hy_conn;
+
+/* Per-domain grant table: entries 0..7 are reserved as on Xen. */
+#define HY_GRANT_ENTRIES 4096u
+#define HY_GRANT_RESERVED 8u
+/* Per-domain event channel ports; port 0 is reserved as on Xen. */
+#define HY_PORTS 1024u
+/* Bounds of one connection. */
+#define HY_CONNS_PER_DOMAIN 256u
+#define HY_MAPS_PER_CONN 4096u
+
+/*
+ * Register the grant/event channel module with the emulated host: every
+ * domain gets its hypercall socket when created.  Call once, after
+ * host->loop is set and before the first domain is created.
+ */
+int emu_hyper_register(struct emu_host *host);
+
+/* ---- the engine ------------------------------------------------------ */
+
+/* NULL and errno.  loop may be NULL (no event socket back-pressure). */
+struct hyper *hyper_new(struct emu_loop *loop);
+/* Closes every connection and forgets every domain; accepts NULL. */
+void hyper_free(struct hyper *hy);
+
+/* Domains known to the engine; -EEXIST, -ENOMEM. */
+int hyper_domain_add(struct hyper *hy, uint32_t domid);
+/* Closes the domain's connections (peers see their ports close), drops
+ * its grants; other domains' mappings of them stay valid memory. */
+void hyper_domain_remove(struct hyper *hy, uint32_t domid);
+
+/* A connection of a process in domid.  fd is owned (closed with the
+ * connection; -1 for none).  NULL and errno (ESRCH, EMFILE: too many). */
+struct hy_conn *hyper_conn_new(struct hyper *hy, uint32_t domid, int fd);
+/* Releases everything the connection held, as a process exit does. */
+void hyper_conn_close(struct hy_conn *c);
+
+/*
+ * Execute one raw request (len bytes, as received) with the nfds
+ * descriptors that came with it (always consumed: kept or closed).
+ * Fills *reply; descriptors to send with the reply go to out_fds
+ * (*ret_nout of them, at most EMU_HC_BATCH) and must be closed by the
+ * caller after sending.  Returns 0, or -EPROTO when the message is
+ * malformed (the transport disconnects such a client; reply->result is
+ * then -EINVAL as well).
+ */
+int hyper_handle(struct hy_conn *c, const void *msg, size_t len, int *fds, unsigned int nfds,
+                 struct emu_hc_reply *reply, int *out_fds, unsigned int *ret_nout);
+
+/* Validate a request's framing; 0 or -EPROTO.  Pure: the fuzz target's
+ * first layer. */
+int hyper_parse(const void *msg, size_t len, unsigned int nfds, struct emu_hc_request *ret_req);
+
+/* For tests: grant entries in use in domid (-ESRCH), connections. */
+int hyper_grants_in_use(struct hyper *hy, uint32_t domid);
+unsigned int hyper_nr_conns(struct hyper *hy);
+
+#endif
