@@ -24,6 +24,7 @@
 #include <xenstats/vcpu.h>
 
 #include "emu/emu.h"
+#include "emu/hyper/hyper.h"
 #include "emu/loop.h"
 #include "emu/xenstore/xenstore.h"
 #include "platform/emu_layout.h"
@@ -446,6 +447,10 @@ static int run_emulator(int argc, char **argv)
             goto out_specs_cfg;
         }
         run.host.loop = run.loop;
+        if ((r = emu_hyper_register(&run.host)) < 0) {
+            r = fail(CMD, "cannot set up grants and event channels: %s", strerror(-r));
+            goto out;
+        }
         if ((r = emu_xenstore_register(&run.host)) < 0) {
             r = fail(CMD, "cannot set up xenstore: %s", strerror(-r));
             goto out;

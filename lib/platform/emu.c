@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "emu_hyper_ops.h"
 #include "emu_layout.h"
 #include "platform.h"
 #include "util/util.h"
@@ -119,6 +120,7 @@ fail:
 
 static void emu_close(struct platform *p)
 {
+    emu_grant_release(p);
     free(p->backend_data);
     p->backend_data = NULL;
 }
@@ -283,4 +285,6 @@ const struct platform_backend platform_backend_emu = {
     .domain = &emu_domain_ops,
     .resource = &emu_resource_ops,
     .store = &emu_store_ops,
+    .grant = &emu_grant_ops,
+    .evtchn = &emu_evtchn_ops,
 };

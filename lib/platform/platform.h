@@ -59,26 +59,33 @@ struct platform_store_ops {
 
 /*
  * Grant tables: xengntshr (share) and xengnttab (map) semantics.
- * Error numbers are the ones those libraries give on Xen.
+ * Error numbers are the ones those libraries give on Xen.  Pages are Xen's
+ * 4 KiB pages.  Safe to call from several threads.
  */
 struct platform_grant_ops {
     /*
      * Share `count` fresh zeroed pages with `domid`, writable by the grantee
      * iff `writable`.  Fills refs[count]; returns the caller's (always
      * writable) mapping of the pages, or NULL and errno (ENOSPC: grant
-     * table full, ESRCH: no such domain).
+     * table full).  As on Xen the grantee need not exist yet.
      */
     void *(*share_pages)(struct platform *p, uint32_t domid, uint32_t count, uint32_t *refs, int writable);
-    /* Revoke and unmap pages from share_pages(); see docs/emulator.md for
-     * unsharing while the grantee still maps them. */
+    /*
+     * Revoke and unmap pages from share_pages() (any page range of one
+     * share).  A page the grantee still maps stays in use, and its ref
+     * taken, until the grantee unmaps it (gntalloc's deferred release);
+     * see docs/emulator-grants-evtchn.md.  -EINVAL: not a shared range.
+     */
     int (*unshare)(struct platform *p, void *addr, uint32_t count);
     /*
      * Map `count` grants of `domid` contiguously, PROT_READ or
-     * PROT_READ|PROT_WRITE.  NULL and errno: EINVAL (bad or foreign ref,
-     * or write wanted on a read-only grant: Xen's GNTST_permission_denied
-     * surfaces as EINVAL from gnttab), ESRCH.
+     * PROT_READ|PROT_WRITE.  NULL and errno: EINVAL for every refused
+     * grant, as gntdev reports them (no such domain, bad or free ref, ref
+     * granted to another domain, write wanted on a read-only grant);
+     * ENOMEM over the emulator's per-handle limit of mapped pages.
      */
     void *(*map)(struct platform *p, uint32_t domid, uint32_t count, const uint32_t *refs, int prot);
+    /* Unmap exactly an (addr, count) that map() returned; -EINVAL else. */
     int (*unmap)(struct platform *p, void *addr, uint32_t count);
 };
 
@@ -93,15 +100,28 @@ struct platform_evtchn_ops {
     struct platform_evtchn *(*open)(struct platform *p); /* NULL and errno */
     void (*close)(struct platform_evtchn *h);            /* accepts NULL */
     int (*fd)(struct platform_evtchn *h);                /* readable when an event is pending */
-    /* Return a local port (>= 0) or -errno. */
+    /*
+     * Return a local port (>= 0) or -errno: -ENOSPC no free port;
+     * bind_interdomain: -ESRCH no such domain, -EINVAL remote port not
+     * unbound for the caller's domain.  A freshly bound interdomain port
+     * is pending at once (Xen's guard against lost notifications).
+     */
     int (*bind_unbound_port)(struct platform_evtchn *h, uint32_t remote_domid);
     int (*bind_interdomain)(struct platform_evtchn *h, uint32_t remote_domid, uint32_t remote_port);
+    /* -ENOTCONN: not a port of this handle; to an unbound port: dropped, 0. */
     int (*notify)(struct platform_evtchn *h, uint32_t port);
-    /* Next pending port, masked until unmask(); -EAGAIN when none. */
+    /*
+     * Next pending port, masked until unmask(); -EAGAIN when none.
+     * Notifications while masked coalesce into one delivery at unmask().
+     */
     int (*pending)(struct platform_evtchn *h);
-    int (*unmask)(struct platform_evtchn *h, uint32_t port);
-    int (*unbind)(struct platform_evtchn *h, uint32_t port);
-    /* State of a local port, as EVTCHNOP_status tells it. */
+    int (*unmask)(struct platform_evtchn *h, uint32_t port); /* other ports: ignored */
+    int (*unbind)(struct platform_evtchn *h, uint32_t port); /* -ENOTCONN as notify */
+    /*
+     * State of a local port of the caller's domain, as EVTCHNOP_status
+     * tells it (-EINVAL beyond the domain's ports).  When the peer closes
+     * its end the port goes back to UNBOUND; no event announces it.
+     */
     int (*status)(struct platform_evtchn *h, uint32_t port, enum platform_evtchn_state *ret_state);
 };
 
@@ -121,6 +141,7 @@ struct platform {
     const struct platform_backend *backend;
     uint32_t self_domid;
     void *backend_data;
+    void *grant_data; /* the backend's grant state, made on first use */
 };
 
 extern const struct platform_backend platform_backend_emu;

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * emu backend: event channels with libxenevtchn semantics.  A handle is a
+ * connection to the emulator's hypercall socket (requests and replies)
+ * plus an event socket the emulator gave it: one message per delivered
+ * port, like a read() of /dev/xen/evtchn, so the event socket is the
+ * handle's pollable fd, readable exactly when a port is pending.  The two
+ * are separate so that a reply never hides behind an event or the other
+ * way round.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "emu_hypercall.h"
+#include "emu_hyper_ops.h"
+#include "platform.h"
+#include "util/util.h"
+
+struct platform_evtchn {
+    pthread_mutex_t lock; /* one request at a time on fd */
+    int fd;
+    int evfd;
+};
+
+static void emu_evtchn_close(struct platform_evtchn *h)
+{
+    if (!h)
+        return;
+    /* The emulator closes every port of the handle; peers see it. */
+    if (h->fd >= 0)
+        close(h->fd);
+    if (h->evfd >= 0)
+        close(h->evfd);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}
+
+static struct platform_evtchn *emu_evtchn_open(struct platform *p)
+{
+    struct emu_hc_request req = {.op = EMU_HC_EVT_OPEN};
+    struct platform_evtchn *h;
+    struct emu_hc_reply reply;
+    unsigned int nfds = 0;
+    int r;
+
+    h = calloc(1, sizeof(*h));
+    if (!h) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pthread_mutex_init(&h->lock, NULL);
+    h->evfd = -1;
+    h->fd = emu_hypercall_connect(p->self_domid);
+    if (h->fd < 0) {
+        r = h->fd;
+        goto fail;
+    }
+    r = emu_hypercall_call(h->fd, &req, -1, &reply, &h->evfd, 1, &nfds);
+    if (r >= 0 && nfds != 1)
+        r = -EPROTO;
+    if (r < 0)
+        goto fail;
+    /* pending() must never block, whoever else shares the description. */
+    if (fcntl(h->evfd, F_SETFL, fcntl(h->evfd, F_GETFL) | O_NONBLOCK) < 0) {
+        r = negative_errno();
+        goto fail;
+    }
+    return h;
+fail:
+    emu_evtchn_close(h);
+    set_errno(r);
+    return NULL;
+}
+
+static int emu_evtchn_fd(struct platform_evtchn *h)
+{
+    return h->evfd;
+}
+
+static int call(struct platform_evtchn *h, uint32_t op, uint32_t domid, uint32_t port, struct emu_hc_reply *reply)
+{
+    struct emu_hc_request req = {.op = op, .domid = domid, .port = port};
+    struct emu_hc_reply local;
+    int r;
+
+    pthread_mutex_lock(&h->lock);
+    r = emu_hypercall_call(h->fd, &req, -1, reply ? reply : &local, NULL, 0, NULL);
+    pthread_mutex_unlock(&h->lock);
+    return set_errno(r);
+}
+
+static int emu_bind_unbound_port(struct platform_evtchn *h, uint32_t remote_domid)
+{
+    return call(h, EMU_HC_EVT_ALLOC_UNBOUND, remote_domid, 0, NULL);
+}
+
+static int emu_bind_interdomain(struct platform_evtchn *h, uint32_t remote_domid, uint32_t remote_port)
+{
+    return call(h, EMU_HC_EVT_BIND_INTERDOMAIN, remote_domid, remote_port, NULL);
+}
+
+static int emu_notify(struct platform_evtchn *h, uint32_t port)
+{
+    return call(h, EMU_HC_EVT_NOTIFY, 0, port, NULL);
+}
+
+static int emu_pending(struct platform_evtchn *h)
+{
+    uint32_t port;
+    ssize_t n;
+
+    do
+        n = recv(h->evfd, &port, sizeof(port), MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return set_errno(errno == EWOULDBLOCK ? -EAGAIN : negative_errno());
+    /* End of file: the emulator dropped the handle (domain destroyed). */
+    if (n == 0)
+        return set_errno(-ESRCH);
+    if (n != (ssize_t)sizeof(port) || port > INT32_MAX)
+        return set_errno(-EPROTO);
+    return (int)port;
+}
+
+static int emu_unmask(struct platform_evtchn *h, uint32_t port)
+{
+    return call(h, EMU_HC_EVT_UNMASK, 0, port, NULL);
+}
+
+static int emu_unbind(struct platform_evtchn *h, uint32_t port)
+{
+    return call(h, EMU_HC_EVT_UNBIND, 0, port, NULL);
+}
+
+static int emu_status(struct platform_evtchn *h, uint32_t port, enum platform_evtchn_state *ret_state)
+{
+    struct emu_hc_reply reply;
+    int r;
+
+    r = call(h, EMU_HC_EVT_STATUS, 0, port, &reply);
+    if (r < 0)
+        return r;
+    if (reply.count < 1 || reply.a[0] > PLATFORM_EVTCHN_INTERDOMAIN)
+        return set_errno(-EPROTO);
+    *ret_state = (enum platform_evtchn_state)reply.a[0];
+    return 0;
+}
+
+const struct platform_evtchn_ops emu_evtchn_ops = {
+    .open = emu_evtchn_open,
+    .close = emu_evtchn_close,
+    .fd = emu_evtchn_fd,
+    .bind_unbound_port = emu_bind_unbound_port,
+    .bind_interdomain = emu_bind_interdomain,
+    .notify = emu_notify,
+    .pending = emu_pending,
+    .unmask = emu_unmask,
+    .unbind = emu_unbind,
+    .status = emu_status,
+};
