@@ -51,12 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     me = (data[0] & 1) ? dom0 : xs_conn_new(s, 1, on_event, NULL);
     if (!dom0 || !me)
         goto out;
-    xs_mkdir(dom0, 0, "/local/domain/1");
-    xs_set_perms(dom0, 0, "/local/domain/1", ro, 2);
-    xs_mkdir(dom0, 0, "/local/domain/1/data");
-    xs_set_perms(dom0, 0, "/local/domain/1/data", rw, 1);
-    xs_write(dom0, 0, "/local/domain/1/name", "fuzz", 4);
-    xs_watch(dom0, "/", "all", true);
+    xst_mkdir(dom0, 0, "/local/domain/1");
+    xst_set_perms(dom0, 0, "/local/domain/1", ro, 2);
+    xst_mkdir(dom0, 0, "/local/domain/1/data");
+    xst_set_perms(dom0, 0, "/local/domain/1/data", rw, 1);
+    xst_write(dom0, 0, "/local/domain/1/name", "fuzz", 4);
+    xst_watch(dom0, "/", "all", true);
     xs_store_introduce(s, 1);
 
     xs_wire_in_reset(&in);

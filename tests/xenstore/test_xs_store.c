@@ -60,15 +60,15 @@ static int setup(void **state)
     f->g2 = xs_conn_new(f->s, 2, on_event, &f->e2);
     assert_non_null(f->g2);
     /* What the toolstack writes (xenstore.c), in short. */
-    assert_int_equal(xs_mkdir(f->dom0, 0, "/local/domain/1"), 0);
-    assert_int_equal(xs_set_perms(f->dom0, 0, "/local/domain/1", ro1, 2), 0);
-    assert_int_equal(xs_mkdir(f->dom0, 0, "/local/domain/1/data"), 0);
-    assert_int_equal(xs_set_perms(f->dom0, 0, "/local/domain/1/data", rw1, 1), 0);
-    assert_int_equal(xs_mkdir(f->dom0, 0, "/local/domain/2"), 0);
-    assert_int_equal(xs_set_perms(f->dom0, 0, "/local/domain/2", ro2, 2), 0);
-    assert_int_equal(xs_mkdir(f->dom0, 0, "/local/domain/2/data"), 0);
-    assert_int_equal(xs_set_perms(f->dom0, 0, "/local/domain/2/data", rw2, 1), 0);
-    assert_int_equal(xs_write(f->dom0, 0, "/local/domain/1/name", "one", 3), 0);
+    assert_int_equal(xst_mkdir(f->dom0, 0, "/local/domain/1"), 0);
+    assert_int_equal(xst_set_perms(f->dom0, 0, "/local/domain/1", ro1, 2), 0);
+    assert_int_equal(xst_mkdir(f->dom0, 0, "/local/domain/1/data"), 0);
+    assert_int_equal(xst_set_perms(f->dom0, 0, "/local/domain/1/data", rw1, 1), 0);
+    assert_int_equal(xst_mkdir(f->dom0, 0, "/local/domain/2"), 0);
+    assert_int_equal(xst_set_perms(f->dom0, 0, "/local/domain/2", ro2, 2), 0);
+    assert_int_equal(xst_mkdir(f->dom0, 0, "/local/domain/2/data"), 0);
+    assert_int_equal(xst_set_perms(f->dom0, 0, "/local/domain/2/data", rw2, 1), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/local/domain/1/name", "one", 3), 0);
     f->e0.n = f->e1.n = f->e2.n = 0;
     *state = f;
     return 0;
@@ -86,7 +86,7 @@ static int teardown(void **state)
 static int read_str(struct xs_conn *c, uint32_t tx, const char *path, char *buf, size_t cap)
 {
     size_t len = 0;
-    int r = xs_read(c, tx, path, buf, cap - 1, &len);
+    int r = xst_read(c, tx, path, buf, cap - 1, &len);
 
     buf[r == 0 ? len : 0] = '\0';
     return r;
@@ -143,37 +143,37 @@ static void test_read_write_dir(void **state)
     char buf[4096];
     size_t len;
 
-    assert_int_equal(xs_write(f->dom0, 0, "/a/b/c", "v", 1), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/a/b/c", "v", 1), 0);
     assert_int_equal(read_str(f->dom0, 0, "/a/b/c", buf, sizeof(buf)), 0);
     assert_string_equal(buf, "v");
     /* Implicit parents exist, empty. */
     assert_int_equal(read_str(f->dom0, 0, "/a/b", buf, sizeof(buf)), 0);
     assert_string_equal(buf, "");
-    assert_int_equal(xs_directory(f->dom0, 0, "/a", buf, sizeof(buf), &len), 0);
+    assert_int_equal(xst_directory(f->dom0, 0, "/a", buf, sizeof(buf), &len), 0);
     assert_int_equal(len, 2);
     assert_memory_equal(buf, "b", 2);
-    assert_int_equal(xs_write(f->dom0, 0, "/a/x", "", 0), 0);
-    assert_int_equal(xs_directory(f->dom0, 0, "/a", buf, sizeof(buf), &len), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/a/x", "", 0), 0);
+    assert_int_equal(xst_directory(f->dom0, 0, "/a", buf, sizeof(buf), &len), 0);
     assert_int_equal(len, 4);
     assert_memory_equal(buf, "b\0x", 4);
     /* Binary values keep their bytes. */
-    assert_int_equal(xs_write(f->dom0, 0, "/bin", "a\0b", 3), 0);
-    assert_int_equal(xs_read(f->dom0, 0, "/bin", buf, sizeof(buf), &len), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/bin", "a\0b", 3), 0);
+    assert_int_equal(xst_read(f->dom0, 0, "/bin", buf, sizeof(buf), &len), 0);
     assert_int_equal(len, 3);
     assert_memory_equal(buf, "a\0b", 3);
-    assert_int_equal(xs_read(f->dom0, 0, "/nope", buf, sizeof(buf), &len), -ENOENT);
-    assert_int_equal(xs_mkdir(f->dom0, 0, "/a/b/c"), 0); /* exists: fine */
+    assert_int_equal(xst_read(f->dom0, 0, "/nope", buf, sizeof(buf), &len), -ENOENT);
+    assert_int_equal(xst_mkdir(f->dom0, 0, "/a/b/c"), 0); /* exists: fine */
     /* RM is recursive; removing what is absent under an existing parent is
      * fine, under an absent parent ENOENT. */
-    assert_int_equal(xs_rm(f->dom0, 0, "/a"), 0);
-    assert_int_equal(xs_read(f->dom0, 0, "/a/b/c", buf, sizeof(buf), &len), -ENOENT);
-    assert_int_equal(xs_read(f->dom0, 0, "/a", buf, sizeof(buf), &len), -ENOENT);
-    assert_int_equal(xs_rm(f->dom0, 0, "/a"), 0);
-    assert_int_equal(xs_rm(f->dom0, 0, "/a/b"), -ENOENT);
-    assert_int_equal(xs_rm(f->dom0, 0, "/"), -EINVAL);
+    assert_int_equal(xst_rm(f->dom0, 0, "/a"), 0);
+    assert_int_equal(xst_read(f->dom0, 0, "/a/b/c", buf, sizeof(buf), &len), -ENOENT);
+    assert_int_equal(xst_read(f->dom0, 0, "/a", buf, sizeof(buf), &len), -ENOENT);
+    assert_int_equal(xst_rm(f->dom0, 0, "/a"), 0);
+    assert_int_equal(xst_rm(f->dom0, 0, "/a/b"), -ENOENT);
+    assert_int_equal(xst_rm(f->dom0, 0, "/"), -EINVAL);
     /* Too small a buffer. */
-    assert_int_equal(xs_write(f->dom0, 0, "/big", buf, 100), 0);
-    assert_int_equal(xs_read(f->dom0, 0, "/big", buf, 10, &len), -E2BIG);
+    assert_int_equal(xst_write(f->dom0, 0, "/big", buf, 100), 0);
+    assert_int_equal(xst_read(f->dom0, 0, "/big", buf, 10, &len), -E2BIG);
 }
 
 static void test_permissions(void **state)
@@ -193,49 +193,49 @@ static void test_permissions(void **state)
     assert_int_equal(read_str(f->g1, 0, "nothing", buf, sizeof(buf)), -ENOENT);
     assert_int_equal(read_str(f->g1, 0, "/local/domain/2/nothing", buf, sizeof(buf)), -EACCES);
     assert_int_equal(read_str(f->g1, 0, "/nothing/here", buf, sizeof(buf)), -EACCES);
-    assert_int_equal(xs_directory(f->g1, 0, "/local/domain", buf, sizeof(buf), &n), -EACCES);
+    assert_int_equal(xst_directory(f->g1, 0, "/local/domain", buf, sizeof(buf), &n), -EACCES);
     /* Writes: not in the read-only home, yes in data/, never elsewhere. */
-    assert_int_equal(xs_write(f->g1, 0, "name", "x", 1), -EACCES);
-    assert_int_equal(xs_write(f->g1, 0, "newkey", "x", 1), -EACCES);
-    assert_int_equal(xs_write(f->g1, 0, "/local/domain/2/data/x", "x", 1), -EACCES);
-    assert_int_equal(xs_write(f->g1, 0, "/x", "x", 1), -EACCES);
-    assert_int_equal(xs_rm(f->g1, 0, "/local/domain/2/data"), -EACCES);
-    assert_int_equal(xs_write(f->g1, 0, "data/a/b", "x", 1), 0);
+    assert_int_equal(xst_write(f->g1, 0, "name", "x", 1), -EACCES);
+    assert_int_equal(xst_write(f->g1, 0, "newkey", "x", 1), -EACCES);
+    assert_int_equal(xst_write(f->g1, 0, "/local/domain/2/data/x", "x", 1), -EACCES);
+    assert_int_equal(xst_write(f->g1, 0, "/x", "x", 1), -EACCES);
+    assert_int_equal(xst_rm(f->g1, 0, "/local/domain/2/data"), -EACCES);
+    assert_int_equal(xst_write(f->g1, 0, "data/a/b", "x", 1), 0);
     /* What a guest creates, it owns, inheriting the rest. */
-    assert_int_equal(xs_get_perms(f->g1, 0, "data/a/b", perms, 8, &n), 0);
+    assert_int_equal(xst_get_perms(f->g1, 0, "data/a/b", perms, 8, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(perms[0].domid, 1);
     /* ...and dom0's creations inherit the parent's owner. */
-    assert_int_equal(xs_write(f->dom0, 0, "/local/domain/1/data/fromdom0", "x", 1), 0);
-    assert_int_equal(xs_get_perms(f->dom0, 0, "/local/domain/1/data/fromdom0", perms, 8, &n), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/local/domain/1/data/fromdom0", "x", 1), 0);
+    assert_int_equal(xst_get_perms(f->dom0, 0, "/local/domain/1/data/fromdom0", perms, 8, &n), 0);
     assert_int_equal(perms[0].domid, 1);
     /* Granting another guest read. */
     perms[0].domid = 1;
     perms[0].perm = XS_STORE_PERM_NONE;
     perms[1].domid = 2;
     perms[1].perm = XS_STORE_PERM_READ;
-    assert_int_equal(xs_set_perms(f->g1, 0, "data/a/b", perms, 2), 0);
+    assert_int_equal(xst_set_perms(f->g1, 0, "data/a/b", perms, 2), 0);
     assert_int_equal(read_str(f->g2, 0, "/local/domain/1/data/a/b", buf, sizeof(buf)), 0);
     assert_string_equal(buf, "x");
-    assert_int_equal(xs_write(f->g2, 0, "/local/domain/1/data/a/b", "y", 1), -EACCES);
+    assert_int_equal(xst_write(f->g2, 0, "/local/domain/1/data/a/b", "y", 1), -EACCES);
     /* Only the owner may change permissions; a guest cannot give away. */
-    assert_int_equal(xs_set_perms(f->g2, 0, "/local/domain/1/data/a/b", perms, 2), -EACCES);
+    assert_int_equal(xst_set_perms(f->g2, 0, "/local/domain/1/data/a/b", perms, 2), -EACCES);
     perms[1].perm = XS_STORE_PERM_BOTH;
-    assert_int_equal(xs_set_perms(f->g1, 0, "data/a/b", perms, 2), 0);
-    assert_int_equal(xs_write(f->g2, 0, "/local/domain/1/data/a/b", "y", 1), 0);
-    assert_int_equal(xs_set_perms(f->g2, 0, "/local/domain/1/data/a/b", perms, 2), -EACCES);
+    assert_int_equal(xst_set_perms(f->g1, 0, "data/a/b", perms, 2), 0);
+    assert_int_equal(xst_write(f->g2, 0, "/local/domain/1/data/a/b", "y", 1), 0);
+    assert_int_equal(xst_set_perms(f->g2, 0, "/local/domain/1/data/a/b", perms, 2), -EACCES);
     perms[0].domid = 2;
-    assert_int_equal(xs_set_perms(f->g1, 0, "data/a/b", perms, 2), -EPERM);
-    assert_int_equal(xs_set_perms(f->dom0, 0, "/local/domain/1/data/a/b", perms, 2), 0);
+    assert_int_equal(xst_set_perms(f->g1, 0, "data/a/b", perms, 2), -EPERM);
+    assert_int_equal(xst_set_perms(f->dom0, 0, "/local/domain/1/data/a/b", perms, 2), 0);
     /* Guests may not set more than 5 entries. */
     memset(perms, 0, sizeof(perms));
     perms[0].domid = 1;
-    assert_int_equal(xs_set_perms(f->g1, 0, "data/a", perms, 6), -ENOSPC);
-    assert_int_equal(xs_set_perms(f->g1, 0, "data/a", perms, 5), 0);
+    assert_int_equal(xst_set_perms(f->g1, 0, "data/a", perms, 6), -ENOSPC);
+    assert_int_equal(xst_set_perms(f->g1, 0, "data/a", perms, 5), 0);
     /* dom0 does everything. */
-    assert_int_equal(xs_write(f->dom0, 0, "/local/domain/2/data/z", "d", 1), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/local/domain/2/data/z", "d", 1), 0);
     assert_int_equal(read_str(f->dom0, 0, "/local/domain/1/data/a/b", buf, sizeof(buf)), 0);
-    assert_int_equal(xs_rm(f->dom0, 0, "/local/domain/1/data/a"), 0);
+    assert_int_equal(xst_rm(f->dom0, 0, "/local/domain/1/data/a"), 0);
 }
 
 static void test_quotas(void **state)
@@ -249,9 +249,9 @@ static void test_quotas(void **state)
 
     /* Node size: xenstored's record (24 + 8/perm + data + children) must
      * stay below 2048 for a guest: ENOSPC. */
-    assert_int_equal(xs_write(f->g1, 0, "data/big", big, 2048 - 24 - 8 - 1), 0);
-    assert_int_equal(xs_write(f->g1, 0, "data/big", big, 2048 - 24 - 8), -ENOSPC);
-    assert_int_equal(xs_write(f->dom0, 0, "/local/domain/1/data/big", big, 4000), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/big", big, 2048 - 24 - 8 - 1), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/big", big, 2048 - 24 - 8), -ENOSPC);
+    assert_int_equal(xst_write(f->dom0, 0, "/local/domain/1/data/big", big, 4000), 0);
     /*
      * Nodes: a guest owns at most 1000; data and data/big are its first
      * two.  Spread over directories: a directory's record holds its
@@ -264,7 +264,7 @@ static void test_quotas(void **state)
             unsigned int need = i % 64 ? 1 : 2;
 
             snprintf(path, sizeof(path), "data/d%u/n%u", i / 64, i % 64);
-            r = xs_write(f->g1, 0, path, "", 0);
+            r = xst_write(f->g1, 0, path, "", 0);
             if (owned + need > XS_QUOTA_NODES)
                 break;
             assert_int_equal(r, 0);
@@ -274,49 +274,49 @@ static void test_quotas(void **state)
         assert_true(owned >= XS_QUOTA_NODES - 1);
     }
     /* The directory size quota itself. */
-    assert_int_equal(xs_rm(f->g1, 0, "data/d0"), 0);
+    assert_int_equal(xst_rm(f->g1, 0, "data/d0"), 0);
     for (i = 0, r = 0; r == 0; i++) {
         snprintf(path, sizeof(path), "data/d0/%0100u", i);
-        r = xs_write(f->g1, 0, path, "", 0);
+        r = xst_write(f->g1, 0, path, "", 0);
     }
     assert_int_equal(r, -ENOSPC);
     /* 24 + 8 + 19 names of 101 bytes fit below 2048, the 20th does not. */
     assert_int_equal(i, 20);
-    assert_int_equal(xs_rm(f->g1, 0, "data/d0"), 0);
-    assert_int_equal(xs_rm(f->g1, 0, "data/d1"), 0);
+    assert_int_equal(xst_rm(f->g1, 0, "data/d0"), 0);
+    assert_int_equal(xst_rm(f->g1, 0, "data/d1"), 0);
     /* A failed multi-level create leaves nothing behind: fill up to one
      * node short of the quota, then ask for two. */
     for (i = 0, r = 0; r == 0; i++) {
         snprintf(path, sizeof(path), "data/d1/%u", i);
-        r = xs_write(f->g1, 0, path, "", 0);
+        r = xst_write(f->g1, 0, path, "", 0);
     }
     assert_int_equal(r, -ENOSPC);
     snprintf(path, sizeof(path), "data/d1/%u", i - 2);
-    assert_int_equal(xs_rm(f->g1, 0, path), 0);
-    assert_int_equal(xs_write(f->g1, 0, "data/p/q", "", 0), -ENOSPC);
-    assert_int_equal(xs_read(f->g1, 0, "data/p", path, sizeof(path), &(size_t){0}), -ENOENT);
-    assert_int_equal(xs_write(f->g1, 0, "data/p", "", 0), 0);
+    assert_int_equal(xst_rm(f->g1, 0, path), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/p/q", "", 0), -ENOSPC);
+    assert_int_equal(xst_read(f->g1, 0, "data/p", path, sizeof(path), &(size_t){0}), -ENOENT);
+    assert_int_equal(xst_write(f->g1, 0, "data/p", "", 0), 0);
     /* dom0 is not bound, even in the guest's tree. */
-    assert_int_equal(xs_write(f->dom0, 0, "/local/domain/1/data/dom0made/x", "", 0), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/local/domain/1/data/dom0made/x", "", 0), 0);
     /* Watches: 128 per guest domain, E2BIG beyond. */
     r = 0;
     for (i = 0; i < XS_QUOTA_WATCHES && r == 0; i++) {
         snprintf(path, sizeof(path), "t%u", i);
-        r = xs_watch(f->g2, "data", path, false);
+        r = xst_watch(f->g2, "data", path, false);
     }
     assert_int_equal(r, 0);
-    assert_int_equal(xs_watch(f->g2, "data", "one-more", false), -E2BIG);
-    assert_int_equal(xs_watch(f->g2, "data", "t0", false), -EEXIST);
-    assert_int_equal(xs_unwatch(f->g2, "data", "t0"), 0);
-    assert_int_equal(xs_unwatch(f->g2, "data", "t0"), -ENOENT);
-    assert_int_equal(xs_watch(f->g2, "data", "one-more", false), 0);
+    assert_int_equal(xst_watch(f->g2, "data", "one-more", false), -E2BIG);
+    assert_int_equal(xst_watch(f->g2, "data", "t0", false), -EEXIST);
+    assert_int_equal(xst_unwatch(f->g2, "data", "t0"), 0);
+    assert_int_equal(xst_unwatch(f->g2, "data", "t0"), -ENOENT);
+    assert_int_equal(xst_watch(f->g2, "data", "one-more", false), 0);
     /* Transactions: 10 per guest domain, ENOSPC beyond. */
     for (i = 0; i < XS_QUOTA_TRANSACTIONS; i++)
-        assert_int_equal(xs_transaction_start(f->g2, 0, &tx[i]), 0);
-    assert_int_equal(xs_transaction_start(f->g2, 0, &tx[i]), -ENOSPC);
-    assert_int_equal(xs_transaction_end(f->g2, tx[0], false), 0);
-    assert_int_equal(xs_transaction_start(f->g2, 0, &tx[0]), 0);
-    assert_int_equal(xs_transaction_start(f->dom0, 0, &tx[10]), 0);
+        assert_int_equal(xst_transaction_start(f->g2, 0, &tx[i]), 0);
+    assert_int_equal(xst_transaction_start(f->g2, 0, &tx[i]), -ENOSPC);
+    assert_int_equal(xst_transaction_end(f->g2, tx[0], false), 0);
+    assert_int_equal(xst_transaction_start(f->g2, 0, &tx[0]), 0);
+    assert_int_equal(xst_transaction_start(f->dom0, 0, &tx[10]), 0);
 }
 
 static void test_watches(void **state)
@@ -324,34 +324,34 @@ static void test_watches(void **state)
     struct fixture *f = *state;
 
     /* The first event fires at once, with the path as registered. */
-    assert_int_equal(xs_watch(f->g1, "data", "tok", true), 0);
+    assert_int_equal(xst_watch(f->g1, "data", "tok", true), 0);
     assert_int_equal(f->e1.n, 1);
     assert_string_equal(f->e1.ev[0], "data|tok");
-    assert_int_equal(xs_watch(f->dom0, "/local/domain/1", "home", true), 0);
-    assert_int_equal(xs_watch(f->dom0, "/local/domain/1/data/a/b", "deep", false), 0);
+    assert_int_equal(xst_watch(f->dom0, "/local/domain/1", "home", true), 0);
+    assert_int_equal(xst_watch(f->dom0, "/local/domain/1/data/a/b", "deep", false), 0);
     f->e0.n = f->e1.n = 0;
     /* A change below fires the watches above it; relative stays relative. */
-    assert_int_equal(xs_write(f->g1, 0, "data/a/b/c", "1", 1), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/a/b/c", "1", 1), 0);
     assert_true(has_event(&f->e1, "data/a/b/c|tok"));
     assert_true(has_event(&f->e0, "/local/domain/1/data/a/b/c|home"));
     assert_true(has_event(&f->e0, "/local/domain/1/data/a/b/c|deep"));
     /* Removing an ancestor fires watches on removed descendants. */
     f->e0.n = f->e1.n = 0;
-    assert_int_equal(xs_rm(f->g1, 0, "data/a"), 0);
+    assert_int_equal(xst_rm(f->g1, 0, "data/a"), 0);
     assert_true(has_event(&f->e1, "data/a|tok"));
     assert_true(has_event(&f->e0, "/local/domain/1/data/a|home"));
     assert_true(has_event(&f->e0, "/local/domain/1/data/a/b|deep"));
     assert_int_equal(f->e0.n, 2);
     /* Guest 2 hears nothing of nodes it cannot read. */
-    assert_int_equal(xs_watch(f->g2, "/local/domain/1", "spy", true), 0);
+    assert_int_equal(xst_watch(f->g2, "/local/domain/1", "spy", true), 0);
     f->e2.n = 0;
-    assert_int_equal(xs_write(f->g1, 0, "data/secret", "1", 1), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/secret", "1", 1), 0);
     assert_int_equal(f->e2.n, 0);
     /* Special watches: dom0 sees introduce/release, guests do not by
      * default (the special nodes are n0). */
-    assert_int_equal(xs_watch(f->dom0, "@introduceDomain", "i", false), 0);
-    assert_int_equal(xs_watch(f->dom0, "@releaseDomain", "r", false), 0);
-    assert_int_equal(xs_watch(f->g2, "@releaseDomain", "r2", false), 0);
+    assert_int_equal(xst_watch(f->dom0, "@introduceDomain", "i", false), 0);
+    assert_int_equal(xst_watch(f->dom0, "@releaseDomain", "r", false), 0);
+    assert_int_equal(xst_watch(f->g2, "@releaseDomain", "r2", false), 0);
     f->e0.n = f->e2.n = 0;
     assert_int_equal(xs_store_introduce(f->s, 7), 0);
     assert_int_equal(xs_store_introduce(f->s, 7), -EEXIST);
@@ -362,9 +362,9 @@ static void test_watches(void **state)
     assert_true(has_event(&f->e0, "@releaseDomain|r"));
     assert_int_equal(f->e2.n, 0);
     /* Reset drops them all. */
-    xs_reset_watches(f->g1);
+    xst_reset_watches(f->g1);
     f->e1.n = 0;
-    assert_int_equal(xs_write(f->g1, 0, "data/again", "1", 1), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/again", "1", 1), 0);
     assert_int_equal(f->e1.n, 0);
 }
 
@@ -375,15 +375,15 @@ static void test_release_chown(void **state)
     size_t n;
 
     assert_int_equal(xs_store_introduce(f->s, 1), 0);
-    assert_int_equal(xs_write(f->g1, 0, "data/mine", "1", 1), 0);
-    assert_int_equal(xs_write(f->dom0, 0, "/shared", "1", 1), 0);
+    assert_int_equal(xst_write(f->g1, 0, "data/mine", "1", 1), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/shared", "1", 1), 0);
     perms[0].domid = 0;
-    assert_int_equal(xs_set_perms(f->dom0, 0, "/shared", perms, 3), 0);
+    assert_int_equal(xst_set_perms(f->dom0, 0, "/shared", perms, 3), 0);
     assert_int_equal(xs_store_release(f->s, 1), 0);
     /* Its nodes now belong to dom0; entries naming it are gone. */
-    assert_int_equal(xs_get_perms(f->dom0, 0, "/local/domain/1/data/mine", perms, 4, &n), 0);
+    assert_int_equal(xst_get_perms(f->dom0, 0, "/local/domain/1/data/mine", perms, 4, &n), 0);
     assert_int_equal(perms[0].domid, 0);
-    assert_int_equal(xs_get_perms(f->dom0, 0, "/shared", perms, 4, &n), 0);
+    assert_int_equal(xst_get_perms(f->dom0, 0, "/shared", perms, 4, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(perms[1].domid, 2);
 }
@@ -395,52 +395,52 @@ static void test_transactions(void **state)
     char buf[64];
     size_t len;
 
-    assert_int_equal(xs_watch(f->dom0, "/tx", "w", false), 0);
-    assert_int_equal(xs_transaction_start(f->g1, 0, &t1), 0);
-    assert_int_equal(xs_transaction_start(f->g1, t1, &t2), -EBUSY);
-    assert_int_equal(xs_transaction_start(f->g1, 999, &t2), -ENOENT);
+    assert_int_equal(xst_watch(f->dom0, "/tx", "w", false), 0);
+    assert_int_equal(xst_transaction_start(f->g1, 0, &t1), 0);
+    assert_int_equal(xst_transaction_start(f->g1, t1, &t2), -EBUSY);
+    assert_int_equal(xst_transaction_start(f->g1, 999, &t2), -ENOENT);
     /* An unknown transaction is ENOENT, never "create it" (fuzz find). */
-    assert_int_equal(xs_mkdir(f->g1, 424242, "data/m"), -ENOENT);
-    assert_int_equal(xs_write(f->g1, 424242, "data/m", "", 0), -ENOENT);
-    assert_int_equal(xs_write(f->g1, t1, "data/t", "in", 2), 0);
+    assert_int_equal(xst_mkdir(f->g1, 424242, "data/m"), -ENOENT);
+    assert_int_equal(xst_write(f->g1, 424242, "data/m", "", 0), -ENOENT);
+    assert_int_equal(xst_write(f->g1, t1, "data/t", "in", 2), 0);
     /* Isolated until commit, visible inside. */
     assert_int_equal(read_str(f->g1, 0, "data/t", buf, sizeof(buf)), -ENOENT);
     assert_int_equal(read_str(f->g1, t1, "data/t", buf, sizeof(buf)), 0);
     assert_string_equal(buf, "in");
-    assert_int_equal(xs_directory(f->g1, t1, "data", buf, sizeof(buf), &len), 0);
-    assert_int_equal(xs_transaction_end(f->g1, t1, true), 0);
+    assert_int_equal(xst_directory(f->g1, t1, "data", buf, sizeof(buf), &len), 0);
+    assert_int_equal(xst_transaction_end(f->g1, t1, true), 0);
     assert_int_equal(read_str(f->g1, 0, "data/t", buf, sizeof(buf)), 0);
     assert_string_equal(buf, "in");
-    assert_int_equal(xs_transaction_end(f->g1, t1, true), -ENOENT);
-    assert_int_equal(xs_transaction_end(f->g1, 0, true), -ENOENT);
+    assert_int_equal(xst_transaction_end(f->g1, t1, true), -ENOENT);
+    assert_int_equal(xst_transaction_end(f->g1, 0, true), -ENOENT);
 
     /* A node read in the transaction changes outside: EAGAIN. */
-    assert_int_equal(xs_transaction_start(f->g1, 0, &t1), 0);
+    assert_int_equal(xst_transaction_start(f->g1, 0, &t1), 0);
     assert_int_equal(read_str(f->g1, t1, "data/t", buf, sizeof(buf)), 0);
-    assert_int_equal(xs_write(f->g1, t1, "data/u", "u", 1), 0);
-    assert_int_equal(xs_write(f->dom0, 0, "/local/domain/1/data/t", "out", 3), 0);
-    assert_int_equal(xs_transaction_end(f->g1, t1, true), -EAGAIN);
+    assert_int_equal(xst_write(f->g1, t1, "data/u", "u", 1), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/local/domain/1/data/t", "out", 3), 0);
+    assert_int_equal(xst_transaction_end(f->g1, t1, true), -EAGAIN);
     assert_int_equal(read_str(f->g1, 0, "data/u", buf, sizeof(buf)), -ENOENT);
 
     /* Absent then created outside also conflicts. */
-    assert_int_equal(xs_transaction_start(f->g1, 0, &t1), 0);
+    assert_int_equal(xst_transaction_start(f->g1, 0, &t1), 0);
     assert_int_equal(read_str(f->g1, t1, "data/v", buf, sizeof(buf)), -ENOENT);
-    assert_int_equal(xs_write(f->g1, 0, "data/v", "v", 1), 0);
-    assert_int_equal(xs_transaction_end(f->g1, t1, true), -EAGAIN);
+    assert_int_equal(xst_write(f->g1, 0, "data/v", "v", 1), 0);
+    assert_int_equal(xst_transaction_end(f->g1, t1, true), -EAGAIN);
 
     /* Abort discards; unrelated outside changes do not conflict. */
-    assert_int_equal(xs_transaction_start(f->g1, 0, &t1), 0);
-    assert_int_equal(xs_write(f->g1, t1, "data/w", "w", 1), 0);
-    assert_int_equal(xs_transaction_end(f->g1, t1, false), 0);
+    assert_int_equal(xst_transaction_start(f->g1, 0, &t1), 0);
+    assert_int_equal(xst_write(f->g1, t1, "data/w", "w", 1), 0);
+    assert_int_equal(xst_transaction_end(f->g1, t1, false), 0);
     assert_int_equal(read_str(f->g1, 0, "data/w", buf, sizeof(buf)), -ENOENT);
-    assert_int_equal(xs_mkdir(f->dom0, 0, "/tx"), 0);
-    assert_int_equal(xs_transaction_start(f->dom0, 0, &t1), 0);
-    assert_int_equal(xs_write(f->dom0, t1, "/tx/a", "a", 1), 0);
-    assert_int_equal(xs_rm(f->dom0, t1, "/tx/a"), 0);
-    assert_int_equal(xs_write(f->dom0, t1, "/tx/b", "b", 1), 0);
-    assert_int_equal(xs_write(f->dom0, 0, "/tool/xenstored", "x", 1), 0);
+    assert_int_equal(xst_mkdir(f->dom0, 0, "/tx"), 0);
+    assert_int_equal(xst_transaction_start(f->dom0, 0, &t1), 0);
+    assert_int_equal(xst_write(f->dom0, t1, "/tx/a", "a", 1), 0);
+    assert_int_equal(xst_rm(f->dom0, t1, "/tx/a"), 0);
+    assert_int_equal(xst_write(f->dom0, t1, "/tx/b", "b", 1), 0);
+    assert_int_equal(xst_write(f->dom0, 0, "/tool/xenstored", "x", 1), 0);
     f->e0.n = 0;
-    assert_int_equal(xs_transaction_end(f->dom0, t1, true), 0);
+    assert_int_equal(xst_transaction_end(f->dom0, t1, true), 0);
     /* Events of a transaction fire at commit. */
     assert_true(has_event(&f->e0, "/tx/b|w"));
     assert_int_equal(read_str(f->dom0, 0, "/tx/a", buf, sizeof(buf)), -ENOENT);

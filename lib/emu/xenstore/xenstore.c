@@ -47,14 +47,14 @@ static int writef(uint32_t tx, const char *path, const char *fmt, ...)
     va_end(ap);
     if (n < 0 || (size_t)n >= sizeof(value))
         return -ENAMETOOLONG;
-    return xs_write(module.toolstack, tx, path, value, (size_t)n);
+    return xst_write(module.toolstack, tx, path, value, (size_t)n);
 }
 
 static int mknod_perms(uint32_t tx, const char *path, const struct xs_perm *perms, size_t n)
 {
-    int r = xs_mkdir(module.toolstack, tx, path);
+    int r = xst_mkdir(module.toolstack, tx, path);
 
-    return r < 0 ? r : xs_set_perms(module.toolstack, tx, path, perms, n);
+    return r < 0 ? r : xst_set_perms(module.toolstack, tx, path, perms, n);
 }
 
 /* A UUID for /vm/<uuid>: unique per domain and run, which is all libxl's
@@ -86,30 +86,30 @@ static int write_domain(uint32_t tx, const struct emu_domain *d)
 
     /* dom0's nodes come from xen-init-dom0: plain dom0-owned nodes. */
     if (d->domid == 0) {
-        r = xs_mkdir(module.toolstack, tx, home);
+        r = xst_mkdir(module.toolstack, tx, home);
         if (r == 0)
-            r = xs_mkdir(module.toolstack, tx, vm);
+            r = xst_mkdir(module.toolstack, tx, vm);
     } else {
-        xs_rm(module.toolstack, tx, home);
+        xst_rm(module.toolstack, tx, home);
         r = mknod_perms(tx, home, roperm, 2);
         if (r == 0)
             r = mknod_perms(tx, vm, roperm, 2);
     }
     snprintf(path, sizeof(path), "%s/vm", home);
     if (r == 0)
-        r = xs_write(module.toolstack, tx, path, vm, strlen(vm));
+        r = xst_write(module.toolstack, tx, path, vm, strlen(vm));
     snprintf(path, sizeof(path), "%s/name", home);
     if (r == 0)
-        r = xs_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
+        r = xst_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
     snprintf(path, sizeof(path), "%s/domid", home);
     if (r == 0)
         r = writef(tx, path, "%u", d->domid);
     snprintf(path, sizeof(path), "%s/uuid", vm);
     if (r == 0)
-        r = xs_write(module.toolstack, tx, path, uuid, strlen(uuid));
+        r = xst_write(module.toolstack, tx, path, uuid, strlen(uuid));
     snprintf(path, sizeof(path), "%s/name", vm);
     if (r == 0)
-        r = xs_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
+        r = xst_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
     if (r < 0 || d->domid == 0)
         return r;
 
@@ -174,15 +174,15 @@ static int write_domain_nodes(const struct emu_domain *d)
     for (attempt = 0; attempt < 8 && r == -EAGAIN; attempt++) {
         uint32_t tx;
 
-        r = xs_transaction_start(module.toolstack, 0, &tx);
+        r = xst_transaction_start(module.toolstack, 0, &tx);
         if (r < 0)
             return r;
         r = write_domain(tx, d);
         if (r < 0) {
-            xs_transaction_end(module.toolstack, tx, false);
+            xst_transaction_end(module.toolstack, tx, false);
             return r;
         }
-        r = xs_transaction_end(module.toolstack, tx, true);
+        r = xst_transaction_end(module.toolstack, tx, true);
     }
     return r;
 }
@@ -194,12 +194,12 @@ static void remove_domain_nodes(uint32_t domid)
 
     snprintf(home, sizeof(home), "/local/domain/%u", domid);
     snprintf(path, sizeof(path), "%s/vm", home);
-    if (xs_read(module.toolstack, 0, path, vm, sizeof(vm) - 1, &len) == 0) {
+    if (xst_read(module.toolstack, 0, path, vm, sizeof(vm) - 1, &len) == 0) {
         vm[len] = '\0';
         if (!strncmp(vm, "/vm/", 4))
-            xs_rm(module.toolstack, 0, vm);
+            xst_rm(module.toolstack, 0, vm);
     }
-    xs_rm(module.toolstack, 0, home);
+    xst_rm(module.toolstack, 0, home);
 }
 
 static int domain_created(struct emu_host *host, struct emu_domain *d, void *data)

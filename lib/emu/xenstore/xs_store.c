@@ -974,7 +974,7 @@ void xs_conn_free(struct xs_conn *c)
     free(c);
 }
 
-void xs_reset_watches(struct xs_conn *c)
+void xst_reset_watches(struct xs_conn *c)
 {
     drop_watches(c);
     drop_transactions(c);
@@ -1075,7 +1075,7 @@ static bool too_big(const struct op *op, const struct content *c)
     return !op->c->privileged && record_size(c) >= XS_QUOTA_ENTRY_SIZE;
 }
 
-int xs_read(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len)
+int xst_read(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len)
 {
     const struct content *n;
     struct op op;
@@ -1092,7 +1092,7 @@ int xs_read(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t 
     return op_end(&op, r);
 }
 
-int xs_directory(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len)
+int xst_directory(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len)
 {
     const struct content *n;
     struct op op;
@@ -1109,7 +1109,7 @@ int xs_directory(struct xs_conn *c, uint32_t tx, const char *path, void *buf, si
     return op_end(&op, r);
 }
 
-int xs_directory_part(struct xs_conn *c, uint32_t tx, const char *path, size_t offset, void *buf, size_t cap,
+int xst_directory_part(struct xs_conn *c, uint32_t tx, const char *path, size_t offset, void *buf, size_t cap,
                       size_t *ret_len)
 {
     const struct content *n;
@@ -1147,7 +1147,7 @@ int xs_directory_part(struct xs_conn *c, uint32_t tx, const char *path, size_t o
     return op_end(&op, 0);
 }
 
-int xs_get_perms(struct xs_conn *c, uint32_t tx, const char *path, struct xs_perm *perms, size_t cap,
+int xst_get_perms(struct xs_conn *c, uint32_t tx, const char *path, struct xs_perm *perms, size_t cap,
                  size_t *ret_count)
 {
     const struct content *n;
@@ -1284,7 +1284,7 @@ out:
     return r;
 }
 
-int xs_write(struct xs_conn *c, uint32_t tx, const char *path, const void *data, size_t len)
+int xst_write(struct xs_conn *c, uint32_t tx, const char *path, const void *data, size_t len)
 {
     const struct content *n;
     struct content *fresh = NULL;
@@ -1319,7 +1319,7 @@ int xs_write(struct xs_conn *c, uint32_t tx, const char *path, const void *data,
     return op_end(&op, r);
 }
 
-int xs_mkdir(struct xs_conn *c, uint32_t tx, const char *path)
+int xst_mkdir(struct xs_conn *c, uint32_t tx, const char *path)
 {
     const struct content *n;
     struct op op;
@@ -1333,7 +1333,7 @@ int xs_mkdir(struct xs_conn *c, uint32_t tx, const char *path)
     return op_end(&op, r);
 }
 
-int xs_rm(struct xs_conn *c, uint32_t tx, const char *path)
+int xst_rm(struct xs_conn *c, uint32_t tx, const char *path)
 {
     char parent[XS_PATH_MAX + 1], child[XS_PATH_MAX + 1];
     struct node *e, *pe, **stack = NULL, **all = NULL;
@@ -1459,7 +1459,7 @@ out:
     return op_end(&op, r);
 }
 
-int xs_set_perms(struct xs_conn *c, uint32_t tx, const char *path, const struct xs_perm *perms, size_t count)
+int xst_set_perms(struct xs_conn *c, uint32_t tx, const char *path, const struct xs_perm *perms, size_t count)
 {
     const struct content *n;
     struct content *fresh = NULL;
@@ -1528,7 +1528,7 @@ static struct watch *find_watch(struct xs_conn *c, const char *canon, const char
     return NULL;
 }
 
-int xs_watch_fire_initial(struct xs_conn *c, const char *path, const char *token)
+int xst_watch_fire_initial(struct xs_conn *c, const char *path, const char *token)
 {
     char canon[XS_PATH_MAX + 1];
     struct watch *w;
@@ -1543,7 +1543,7 @@ int xs_watch_fire_initial(struct xs_conn *c, const char *path, const char *token
     return 0;
 }
 
-int xs_watch(struct xs_conn *c, const char *path, const char *token, bool fire_initial)
+int xst_watch(struct xs_conn *c, const char *path, const char *token, bool fire_initial)
 {
     char canon[XS_PATH_MAX + 1];
     struct domain *d;
@@ -1578,7 +1578,7 @@ int xs_watch(struct xs_conn *c, const char *path, const char *token, bool fire_i
     return 0;
 }
 
-int xs_unwatch(struct xs_conn *c, const char *path, const char *token)
+int xst_unwatch(struct xs_conn *c, const char *path, const char *token)
 {
     char canon[XS_PATH_MAX + 1];
     struct watch **pp;
@@ -1605,7 +1605,7 @@ int xs_unwatch(struct xs_conn *c, const char *path, const char *token)
     return -ENOENT;
 }
 
-int xs_transaction_start(struct xs_conn *c, uint32_t tx, uint32_t *ret_id)
+int xst_transaction_start(struct xs_conn *c, uint32_t tx, uint32_t *ret_id)
 {
     struct domain *d;
     struct tx *t;
@@ -1643,7 +1643,7 @@ int xs_transaction_start(struct xs_conn *c, uint32_t tx, uint32_t *ret_id)
     return 0;
 }
 
-int xs_transaction_end(struct xs_conn *c, uint32_t tx, bool commit)
+int xst_transaction_end(struct xs_conn *c, uint32_t tx, bool commit)
 {
     struct tx **pp, *t;
     struct domain *d;

@@ -93,37 +93,37 @@ int xs_perm_parse(const char *text, struct xs_perm *ret_perm);
 /* Format into buf; returns the length without NUL or -ENOBUFS. */
 int xs_perm_format(const struct xs_perm *perm, char *buf, size_t len);
 
-/* Operations; tx is 0 or a transaction id from xs_transaction_start(). */
-int xs_read(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len);
-int xs_write(struct xs_conn *c, uint32_t tx, const char *path, const void *data, size_t len);
-int xs_mkdir(struct xs_conn *c, uint32_t tx, const char *path);
-int xs_rm(struct xs_conn *c, uint32_t tx, const char *path);
+/* Operations; tx is 0 or a transaction id from xst_transaction_start(). */
+int xst_read(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len);
+int xst_write(struct xs_conn *c, uint32_t tx, const char *path, const void *data, size_t len);
+int xst_mkdir(struct xs_conn *c, uint32_t tx, const char *path);
+int xst_rm(struct xs_conn *c, uint32_t tx, const char *path);
 /* Children names, each NUL-terminated, into buf; -E2BIG if they do not fit. */
-int xs_directory(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len);
+int xst_directory(struct xs_conn *c, uint32_t tx, const char *path, void *buf, size_t cap, size_t *ret_len);
 /*
  * XS_DIRECTORY_PART: "<generation>\0" then the children from byte offset
  * `offset` that fit in cap, and an extra "\0" once the list is complete.
  */
-int xs_directory_part(struct xs_conn *c, uint32_t tx, const char *path, size_t offset, void *buf, size_t cap,
+int xst_directory_part(struct xs_conn *c, uint32_t tx, const char *path, size_t offset, void *buf, size_t cap,
                       size_t *ret_len);
-int xs_get_perms(struct xs_conn *c, uint32_t tx, const char *path, struct xs_perm *perms, size_t cap,
+int xst_get_perms(struct xs_conn *c, uint32_t tx, const char *path, struct xs_perm *perms, size_t cap,
                  size_t *ret_count);
-int xs_set_perms(struct xs_conn *c, uint32_t tx, const char *path, const struct xs_perm *perms, size_t count);
+int xst_set_perms(struct xs_conn *c, uint32_t tx, const char *path, const struct xs_perm *perms, size_t count);
 
 /*
  * xenstored fires every new watch once up front; with fire_initial that
- * happens inside xs_watch(), else the caller calls xs_watch_fire_initial()
+ * happens inside xst_watch(), else the caller calls xst_watch_fire_initial()
  * once it has sent the reply (the wire order is reply, then event).
  */
-int xs_watch(struct xs_conn *c, const char *path, const char *token, bool fire_initial);
-int xs_watch_fire_initial(struct xs_conn *c, const char *path, const char *token);
-int xs_unwatch(struct xs_conn *c, const char *path, const char *token);
+int xst_watch(struct xs_conn *c, const char *path, const char *token, bool fire_initial);
+int xst_watch_fire_initial(struct xs_conn *c, const char *path, const char *token);
+int xst_unwatch(struct xs_conn *c, const char *path, const char *token);
 /* XS_RESET_WATCHES: drop the client's watches and transactions. */
-void xs_reset_watches(struct xs_conn *c);
+void xst_reset_watches(struct xs_conn *c);
 
-int xs_transaction_start(struct xs_conn *c, uint32_t tx, uint32_t *ret_id);
+int xst_transaction_start(struct xs_conn *c, uint32_t tx, uint32_t *ret_id);
 /* commit false aborts; commit true gives -EAGAIN on a conflict.  The
  * transaction is gone afterwards either way. */
-int xs_transaction_end(struct xs_conn *c, uint32_t tx, bool commit);
+int xst_transaction_end(struct xs_conn *c, uint32_t tx, bool commit);
 
 #endif

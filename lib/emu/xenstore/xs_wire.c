@@ -128,7 +128,7 @@ static int do_get_perms(struct xs_conn *c, uint32_t tx, const char *path, struct
 {
     static struct xs_perm perms[XS_PERMS_MAX]; /* single-threaded; keeps the stack small */
     size_t n, i, off = 0;
-    int r = xs_get_perms(c, tx, path, perms, ARRAY_SIZE(perms), &n);
+    int r = xst_get_perms(c, tx, path, perms, ARRAY_SIZE(perms), &n);
 
     if (r < 0)
         return r;
@@ -165,7 +165,7 @@ static int do_set_perms(struct xs_conn *c, uint32_t tx, const char *body, size_t
             return r;
         p += strlen(p) + 1;
     }
-    return xs_set_perms(c, tx, body, perms, n);
+    return xst_set_perms(c, tx, body, perms, n);
 }
 
 static int do_control(const char *body, size_t len, struct reply *rep)
@@ -197,13 +197,13 @@ static int dispatch(struct xs_conn *c, const struct xsd_sockmsg *req, const char
     case XS_READ:
         if (!exact_strings(body, len, 1))
             return -EINVAL;
-        r = xs_read(c, tx, body, rep->body, sizeof(rep->body), &n);
+        r = xst_read(c, tx, body, rep->body, sizeof(rep->body), &n);
         rep->hdr.len = (uint32_t)n;
         return r;
     case XS_DIRECTORY:
         if (!exact_strings(body, len, 1))
             return -EINVAL;
-        r = xs_directory(c, tx, body, rep->body, sizeof(rep->body), &n);
+        r = xst_directory(c, tx, body, rep->body, sizeof(rep->body), &n);
         rep->hdr.len = (uint32_t)n;
         return r;
     case XS_DIRECTORY_PART: {
@@ -211,7 +211,7 @@ static int dispatch(struct xs_conn *c, const struct xsd_sockmsg *req, const char
 
         if (!exact_strings(body, len, 2) || parse_u64(nth_string(body, 1), UINT32_MAX, &off) < 0)
             return -EINVAL;
-        r = xs_directory_part(c, tx, body, (size_t)off, rep->body, sizeof(rep->body), &n);
+        r = xst_directory_part(c, tx, body, (size_t)off, rep->body, sizeof(rep->body), &n);
         rep->hdr.len = (uint32_t)n;
         return r;
     }
@@ -227,18 +227,18 @@ static int dispatch(struct xs_conn *c, const struct xsd_sockmsg *req, const char
         if (!nul)
             return -EINVAL;
         off = (size_t)(nul - body) + 1;
-        r = xs_write(c, tx, body, body + off, len - off);
+        r = xst_write(c, tx, body, body + off, len - off);
         return r < 0 ? r : ack(rep);
     }
     case XS_MKDIR:
         if (!exact_strings(body, len, 1))
             return -EINVAL;
-        r = xs_mkdir(c, tx, body);
+        r = xst_mkdir(c, tx, body);
         return r < 0 ? r : ack(rep);
     case XS_RM:
         if (!exact_strings(body, len, 1))
             return -EINVAL;
-        r = xs_rm(c, tx, body);
+        r = xst_rm(c, tx, body);
         return r < 0 ? r : ack(rep);
     case XS_SET_PERMS:
         r = do_set_perms(c, tx, body, len);
@@ -246,22 +246,22 @@ static int dispatch(struct xs_conn *c, const struct xsd_sockmsg *req, const char
     case XS_WATCH:
         if (!exact_strings(body, len, 2))
             return -EINVAL;
-        r = xs_watch(c, body, nth_string(body, 1), false);
+        r = xst_watch(c, body, nth_string(body, 1), false);
         *ret_fire_watch = r == 0;
         return r < 0 ? r : ack(rep);
     case XS_UNWATCH:
         if (!exact_strings(body, len, 2))
             return -EINVAL;
-        r = xs_unwatch(c, body, nth_string(body, 1));
+        r = xst_unwatch(c, body, nth_string(body, 1));
         return r < 0 ? r : ack(rep);
     case XS_RESET_WATCHES:
-        xs_reset_watches(c);
+        xst_reset_watches(c);
         return ack(rep);
     case XS_TRANSACTION_START: {
         char id[16];
         uint32_t t;
 
-        r = xs_transaction_start(c, tx, &t);
+        r = xst_transaction_start(c, tx, &t);
         if (r < 0)
             return r;
         snprintf(id, sizeof(id), "%u", t);
@@ -270,7 +270,7 @@ static int dispatch(struct xs_conn *c, const struct xsd_sockmsg *req, const char
     case XS_TRANSACTION_END:
         if (!exact_strings(body, len, 1) || (strcmp(body, "T") && strcmp(body, "F")))
             return -EINVAL;
-        r = xs_transaction_end(c, tx, body[0] == 'T');
+        r = xst_transaction_end(c, tx, body[0] == 'T');
         return r < 0 ? r : ack(rep);
     case XS_GET_DOMAIN_PATH: {
         char path[32];
@@ -317,5 +317,5 @@ void xs_wire_handle(struct xs_conn *c, const struct xsd_sockmsg *req, const char
     }
     emit(data, &rep.hdr, rep.body);
     if (fire_watch)
-        xs_watch_fire_initial(c, body, nth_string(body, 1));
+        xst_watch_fire_initial(c, body, nth_string(body, 1));
 }
