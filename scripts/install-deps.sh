@@ -9,7 +9,7 @@ build-essential clang meson ninja-build pkg-config
 libxen-dev xenstore-utils
 libjson-c-dev libcmocka-dev libmicrohttpd-dev libncurses-dev
 libclang-rt-14-dev
-curl procps tmux python3
+curl procps tmux python3 prometheus
 "
 
 missing=

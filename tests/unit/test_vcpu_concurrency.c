@@ -127,7 +127,7 @@ int main(void)
         printf("FAIL: torn or busy snapshots\n");
         return 1;
     }
-    if (changed < SNAPSHOTS / 1000) {
+    if (changed < 1000) {
         printf("FAIL: the writer barely overlapped the reader (%llu)\n", (unsigned long long)changed);
         return 1;
     }

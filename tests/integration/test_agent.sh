@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# `xenstats agent` on the emulated host: exposition validity (promtool), a
+# real Prometheus server scraping it, the JSON API, hostile HTTP clients.
+. "$(dirname "$0")/lib.sh"
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+expect_fail "bad listen address" "--listen" "$XENSTATS" agent --listen nowhere
+expect_fail "bad interval" "--interval" "$XENSTATS" agent --interval 1ms
+expect_fail "unknown option" "Usage" "$XENSTATS" agent --frobnicate
+"$XENSTATS" agent --list-metrics | grep -q '^| `xenstats_vcpu_runstate_seconds_total` | counter | seconds |' ||
+    fail "--list-metrics"
+# the committed reference is the generated one
+diff -u "$XENSTATS_SOURCE_ROOT/docs/metrics.md" <("$XENSTATS" agent --list-metrics) || fail "docs/metrics.md is stale"
+pass "options and the metrics reference"
+
+start_emu -p 2 -D name=web,vcpus=2,workload=cpu -D name=idle,vcpus=1,workload=idle
+port=$(free_port)
+URL="http://127.0.0.1:$port"
+"$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms >"$XENSTATS_TEST_TMP/agent.log" 2>&1 &
+AGENT=$!
+for _ in $(seq 1 100); do
+    curl -sf "$URL/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+curl -sf "$URL/healthz" | grep -q '^ok$' || fail "healthz: $(cat "$XENSTATS_TEST_TMP/agent.log")"
+pass "healthz"
+
+curl -sf "$URL/metrics" >"$XENSTATS_TEST_TMP/metrics.txt"
+promtool check metrics <"$XENSTATS_TEST_TMP/metrics.txt" || fail "promtool check metrics"
+grep -q '^xenstats_vcpu_runstate_seconds_total{domid="1",domain="web",vcpu="0",runstate="running"} [0-9.]*$' \
+    "$XENSTATS_TEST_TMP/metrics.txt" || fail "vCPU series missing"
+pass "promtool accepts /metrics"
+
+curl -sf -D "$XENSTATS_TEST_TMP/om.headers" -H 'Accept: application/openmetrics-text; version=1.0.0' \
+    "$URL/metrics" >"$XENSTATS_TEST_TMP/om.txt"
+grep -qi '^content-type: application/openmetrics-text' "$XENSTATS_TEST_TMP/om.headers" || fail "OpenMetrics content type"
+[ "$(tail -n 1 "$XENSTATS_TEST_TMP/om.txt")" = "# EOF" ] || fail "OpenMetrics ends with # EOF"
+grep -q '^# UNIT xenstats_vcpu_runstate_seconds seconds$' "$XENSTATS_TEST_TMP/om.txt" || fail "OpenMetrics UNIT"
+pass "OpenMetrics when asked for"
+
+# the JSON API agrees with `xenstats vcpu` on the same domain
+curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/snap.json"
+"$XENSTATS" vcpu --json web >"$XENSTATS_TEST_TMP/vcpu.json"
+python3 - "$XENSTATS_TEST_TMP" <<'PY' || fail "JSON snapshot"
+import json, sys
+d = sys.argv[1]
+snap = json.load(open(f"{d}/snap.json"))
+vc = json.load(open(f"{d}/vcpu.json"))
+assert snap["version"] == 1 and snap["host"]["backend"] == "emu"
+doms = {x["name"]: x for x in snap["domains"]}
+assert set(doms) >= {"Domain-0", "web", "idle"}, doms.keys()
+web = doms["web"]
+assert web["vcpu_source"] == "resource" and len(web["vcpus"]) == 2
+assert doms["Domain-0"]["vcpu_source"] == "none" and doms["Domain-0"]["vcpu_error"]
+for v, w in zip(web["vcpus"], vc["vcpus"]):
+    a = v["running"]; b = w["running_ns"] / 1e9
+    # the agent's sample is up to one interval older than the direct read
+    assert 0 <= b - a < 1.5, (a, b)
+    total = v["running"] + v["runnable"] + v["blocked"] + v["offline"]
+    assert total > 0
+print("ok")
+PY
+pass "JSON snapshot agrees with xenstats vcpu"
+
+# a real Prometheus server scrapes the agent; we read a series back
+prom_port=$(free_port)
+mkdir -p "$XENSTATS_TEST_TMP/prom"
+cat >"$XENSTATS_TEST_TMP/prom/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: xenstats
+    static_configs:
+      - targets: ['127.0.0.1:$port']
+YML
+prometheus --config.file="$XENSTATS_TEST_TMP/prom/prometheus.yml" --storage.tsdb.path="$XENSTATS_TEST_TMP/prom/data" \
+    --web.listen-address="127.0.0.1:$prom_port" >"$XENSTATS_TEST_TMP/prom/log" 2>&1 &
+PROM=$!
+q='xenstats_vcpu_runstate_seconds_total{domain="web",vcpu="0",runstate="running"}'
+got=
+for _ in $(seq 1 60); do
+    got=$(curl -sf -G "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$q" |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null) || true
+    [ -n "$got" ] && break
+    sleep 0.5
+done
+kill "$PROM" 2>/dev/null; wait "$PROM" 2>/dev/null || true
+[ -n "$got" ] || fail "Prometheus never scraped the series: $(tail -5 "$XENSTATS_TEST_TMP/prom/log")"
+python3 -c "import sys; v=float('$got'); assert v > 0, v" || fail "scraped value $got"
+pass "Prometheus scraped $q = $got"
+
+# hostile HTTP clients: the agent keeps answering everyone else
+python3 - "$port" <<'PY' || fail "bad HTTP input"
+import socket, sys, threading, time, urllib.request
+port = int(sys.argv[1]); url = f"http://127.0.0.1:{port}/metrics"
+def raw(data, wait=2.0):
+    s = socket.create_connection(("127.0.0.1", port)); s.settimeout(wait)
+    try:
+        s.sendall(data)
+        return s.recv(200)
+    except (socket.timeout, ConnectionResetError):
+        return b""
+    finally:
+        s.close()
+# an oversized request header is refused, not served
+r = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n")
+assert not r.startswith(b"HTTP/1.1 200"), r
+# garbage request line
+r = raw(b"\x00\x01garbage\r\n\r\n")
+assert not r.startswith(b"HTTP/1.1 200"), r
+# slow clients hold a connection each but do not block the others
+slow = []
+for _ in range(20):
+    s = socket.create_connection(("127.0.0.1", port)); s.sendall(b"GET /metr"); slow.append(s)
+t0 = time.time()
+assert urllib.request.urlopen(url, timeout=5).status == 200
+assert time.time() - t0 < 2, "a scrape waited behind slow clients"
+# many concurrent scrapes all succeed
+ok = []
+def scrape():
+    try:
+        ok.append(urllib.request.urlopen(url, timeout=10).status == 200)
+    except Exception as e:
+        ok.append(False)
+ts = [threading.Thread(target=scrape) for _ in range(50)]
+[t.start() for t in ts]; [t.join() for t in ts]
+assert all(ok) and len(ok) == 50, ok.count(False)
+for s in slow: s.close()
+print("ok")
+PY
+curl -sf "$URL/healthz" >/dev/null || fail "agent stopped answering"
+pass "oversized and malformed requests, slow and concurrent clients"
+
+kill -TERM "$AGENT"
+rc=0
+wait "$AGENT" || rc=$?
+[ "$rc" -eq 0 ] || fail "agent exit status $rc after SIGTERM: $(cat "$XENSTATS_TEST_TMP/agent.log")"
+pass "SIGTERM stops the agent cleanly"
