@@ -30,10 +30,18 @@ const char *xenstats_pv_type_name(unsigned int type);
 
 /*
  * 0 if `name` is a valid provider, set or statistic name (1..62 printable
- * ASCII characters: letters, digits, punctuation, space; provider and set
- * names also exclude '/', which xenstore paths cannot hold), else -EINVAL.
+ * ASCII characters: letters, digits, punctuation, space), else -EINVAL.
  */
-int xenstats_pv_name_check(const char *name, bool is_path_component);
+int xenstats_pv_name_check(const char *name);
+
+/*
+ * The xenstore key of a provider or set name.  xenstored only accepts
+ * letters, digits and "-_@" in node names, so "Network #0" is published
+ * under the key "Network_0" and the name itself becomes the node's value
+ * (docs/pv-stats.md).  Runs of other characters become one '_'.
+ * Returns 0 or -EINVAL (invalid name), -ENOBUFS.
+ */
+int xenstats_pv_name_key(const char *name, char *key, size_t len);
 
 /* ---- provider (guest side) ---------------------------------------------- */
 

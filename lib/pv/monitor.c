@@ -33,8 +33,10 @@
 struct xenstats_pv_set {
     struct xenstats_pv_set *next; /* in its domain */
     struct mon_domain *domain;
-    char provider[XEN_PV_STATS_NAME_MAX + 1];
+    char provider[XEN_PV_STATS_NAME_MAX + 1]; /* names, from the nodes' values */
     char name[XEN_PV_STATS_NAME_MAX + 1];
+    char provider_key[XEN_PV_STATS_NAME_MAX + 1]; /* node names */
+    char key[XEN_PV_STATS_NAME_MAX + 1];
     char path[PATH_LEN];
     enum xenstats_pv_set_state state;
     char reason[PV_REASON_MAX];
@@ -313,20 +315,36 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     return 0;
 }
 
-static struct xenstats_pv_set *set_find(struct mon_domain *d, const char *provider, const char *name)
+static struct xenstats_pv_set *set_find(struct mon_domain *d, const char *provider_key, const char *key)
 {
     struct xenstats_pv_set *s;
 
     for (s = d->sets; s; s = s->next)
-        if (!strcmp(s->provider, provider) && !strcmp(s->name, name))
+        if (!strcmp(s->provider_key, provider_key) && !strcmp(s->key, key))
             return s;
     return NULL;
 }
 
-/* Look at one set the guest lists; attach, keep, or withdraw it. */
-static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const char *provider, const char *name)
+/*
+ * The name a node's value gives (docs/pv-stats.md: keys cannot spell every
+ * name), or the key itself when the value is missing or not a valid name.
+ */
+static void node_name(struct xenstats_monitor *m, const char *path, const char *key, char name[XEN_PV_STATS_NAME_MAX + 1])
 {
-    struct xenstats_pv_set *s = set_find(d, provider, name);
+    unsigned int len = 0;
+    char *v = xs_read(m->xs, XBT_NULL, path, &len);
+
+    if (v && len > 0 && len <= XEN_PV_STATS_NAME_MAX && strlen(v) == len && xenstats_pv_name_check(v) == 0)
+        memcpy(name, v, len + 1);
+    else
+        snprintf(name, XEN_PV_STATS_NAME_MAX + 1, "%s", key);
+    free(v);
+}
+
+/* Look at one set the guest lists; attach, keep, or withdraw it. */
+static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const char *provider_key, const char *key)
+{
+    struct xenstats_pv_set *s = set_find(d, provider_key, key);
     struct pv_set_keys keys;
     uint64_t fp = 0;
     int r;
@@ -338,11 +356,18 @@ static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const cha
         s->domain = d;
         s->port = -1;
         s->state = XENSTATS_PV_SET_WITHDRAWN; /* not published yet */
-        strcpy(s->provider, provider);
-        strcpy(s->name, name);
-        if (snprintf(s->path, sizeof(s->path), "%s/%s/%s", d->stats, provider, name) >= (int)sizeof(s->path)) {
+        strcpy(s->provider_key, provider_key);
+        strcpy(s->key, key);
+        if (snprintf(s->path, sizeof(s->path), "%s/%s/%s", d->stats, provider_key, key) >= (int)sizeof(s->path)) {
             free(s);
             return;
+        }
+        {
+            char ppath[PATH_LEN + XEN_PV_STATS_NAME_MAX + 2];
+
+            snprintf(ppath, sizeof(ppath), "%s/%s", d->stats, provider_key);
+            node_name(m, ppath, provider_key, s->provider);
+            node_name(m, s->path, key, s->name);
         }
         s->next = d->sets;
         d->sets = s;
@@ -419,8 +444,8 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d)
             d->warned_providers = true;
             break;
         }
-        if (xenstats_pv_name_check(providers[i], true) < 0)
-            continue; /* not a name we could report; ignored */
+        if (!pv_key_ok(providers[i]))
+            continue; /* no key xenstored would have accepted from us */
         snprintf(path, sizeof(path), "%s/%s", d->stats, providers[i]);
         sets = xs_directory(m->xs, XBT_NULL, path, &ns);
         for (j = 0; sets && j < ns; j++) {
@@ -431,7 +456,7 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d)
                 d->warned_sets = true;
                 break;
             }
-            if (xenstats_pv_name_check(sets[j], true) < 0)
+            if (!pv_key_ok(sets[j]))
                 continue;
             scan_set(m, d, providers[i], sets[j]);
         }

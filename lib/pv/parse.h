@@ -127,4 +127,7 @@ int pv_parse_set_keys(const char *const *names, const size_t *name_lens, const c
                       const size_t *value_lens, size_t count, struct pv_set_keys *ret_keys,
                       char reason[PV_REASON_MAX]);
 
+/* true if s is a provider/set key as published (xenstored's node alphabet). */
+bool pv_key_ok(const char *s);
+
 #endif

@@ -82,8 +82,11 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
     char stats[PATH_LEN], *home = NULL;
     int r;
 
-    if (xenstats_pv_name_check(name, true) < 0) {
-        log_error("provider name '%s' is invalid (1-62 printable ASCII characters, no '/')", name ? name : "");
+    char key[XEN_PV_STATS_NAME_MAX + 1];
+
+    if (xenstats_pv_name_key(name, key, sizeof(key)) < 0) {
+        log_error("provider name '%s' is invalid (1-62 printable ASCII characters)", name ? name : "");
+        errno = EINVAL;
         return NULL;
     }
     if (!pl->backend->store || !pl->backend->grant || !pl->backend->evtchn) {
@@ -114,7 +117,7 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         goto fail;
     }
     if (snprintf(stats, sizeof(stats), "%s/%s", home, XEN_PV_STATS_TOP) >= (int)sizeof(stats) ||
-        snprintf(p->home, sizeof(p->home), "%s/%s", stats, name) >= (int)sizeof(p->home)) {
+        snprintf(p->home, sizeof(p->home), "%s/%s", stats, key) >= (int)sizeof(p->home)) {
         r = -ENAMETOOLONG;
         goto fail;
     }
@@ -158,13 +161,20 @@ struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider
                                                         xenstats_provider_refresh_fn refresh, void *userdata)
 {
     struct xenstats_provider_set *s;
+    char key[XEN_PV_STATS_NAME_MAX + 1], path[PATH_LEN];
 
-    if (xenstats_pv_name_check(name, true) < 0) {
-        log_error("set name '%s' is invalid (1-62 printable ASCII characters, no '/')", name ? name : "");
+    if (xenstats_pv_name_key(name, key, sizeof(key)) < 0) {
+        log_error("set name '%s' is invalid (1-62 printable ASCII characters)", name ? name : "");
+        errno = EINVAL;
         return NULL;
     }
+    if (snprintf(path, sizeof(path), "%s/%s", provider->home, key) >= (int)sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    /* Two names with one key would share keys in xenstore. */
     for (s = provider->sets; s; s = s->next) {
-        if (!strcmp(s->name, name)) {
+        if (!strcmp(s->path, path)) {
             errno = EEXIST;
             return NULL;
         }
@@ -174,7 +184,7 @@ struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider
         errno = ENOMEM;
         return NULL;
     }
-    if (snprintf(s->path, sizeof(s->path), "%s/%s", provider->home, name) >= (int)sizeof(s->path)) {
+    if (snprintf(s->path, sizeof(s->path), "%s", path) >= (int)sizeof(s->path)) {
         free(s);
         errno = ENAMETOOLONG;
         return NULL;
@@ -200,7 +210,7 @@ int xenstats_provider_set_declare(struct xenstats_provider_set *set, const char 
 
     if (set->published)
         return set_errno(-EBUSY); /* names never change after publishing */
-    if (xenstats_pv_name_check(name, false) < 0 || !xenstats_pv_type_name(type))
+    if (xenstats_pv_name_check(name) < 0 || !xenstats_pv_type_name(type))
         return set_errno(-EINVAL);
     for (i = 0; i < set->count; i++)
         if (!strcmp(set->descs[i].name, name))
@@ -356,12 +366,17 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
     if (set->refresh && set->refresh(set, set->userdata) < 0)
         log_warning("set %s: first refresh failed", set->path);
 
+    /* A node's value carries the name its key could not spell. */
     if (!p->key_written) {
-        if (!xs_mkdir(p->xs, XBT_NULL, p->home)) {
+        if (!xs_write(p->xs, XBT_NULL, p->home, p->name, (unsigned int)strlen(p->name))) {
             r = negative_errno();
             goto fail;
         }
         p->key_written = true;
+    }
+    if (!xs_write(p->xs, XBT_NULL, set->path, set->name, (unsigned int)strlen(set->name))) {
+        r = negative_errno();
+        goto fail;
     }
     for (i = 0; i < set->nr_pages; i++) {
         snprintf(key, sizeof(key), "%s%u", XEN_PV_STATS_KEY_NAME_TYPE_REF, i);

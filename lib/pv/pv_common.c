@@ -13,7 +13,7 @@ const char *xenstats_pv_type_name(unsigned int type)
     return type < ARRAY_SIZE(names) ? names[type] : NULL;
 }
 
-int xenstats_pv_name_check(const char *name, bool is_path_component)
+int xenstats_pv_name_check(const char *name)
 {
     char reason[PV_REASON_MAX];
     size_t len;
@@ -23,9 +23,60 @@ int xenstats_pv_name_check(const char *name, bool is_path_component)
     len = strnlen(name, XEN_PV_STATS_NAME_SIZE);
     if (pv_name_check(name, len + (len < XEN_PV_STATS_NAME_SIZE ? 1 : 0), reason) < 0)
         return set_errno(-EINVAL);
-    if (is_path_component && strchr(name, '/'))
-        return set_errno(-EINVAL);
     return 0;
+}
+
+static bool key_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '@';
+}
+
+int xenstats_pv_name_key(const char *name, char *key, size_t len)
+{
+    size_t n = 0;
+    bool gap = false;
+
+    if (xenstats_pv_name_check(name) < 0)
+        return -EINVAL;
+    for (; *name; name++) {
+        if (key_char(*name)) {
+            if (gap && n) {
+                if (n + 1 >= len)
+                    return set_errno(-ENOBUFS);
+                key[n++] = '_';
+            }
+            gap = false;
+            if (n + 1 >= len)
+                return set_errno(-ENOBUFS);
+            key[n++] = *name;
+        } else {
+            gap = true;
+        }
+    }
+    if (gap && n) {
+        if (n + 1 >= len)
+            return set_errno(-ENOBUFS);
+        key[n++] = '_';
+    }
+    if (!n) { /* nothing usable, e.g. "###": a fixed key */
+        if (len < 2)
+            return set_errno(-ENOBUFS);
+        key[n++] = '_';
+    }
+    key[n] = '\0';
+    return 0;
+}
+
+/* 1 if s is a node name xenstored accepts (and so one of our keys could be). */
+bool pv_key_ok(const char *s)
+{
+    size_t n = 0;
+
+    for (; s[n]; n++)
+        if (!key_char(s[n]) || n >= XEN_PV_STATS_NAME_MAX)
+            return false;
+    return n > 0;
 }
 
 const char *xenstats_pv_set_state_name(enum xenstats_pv_set_state state)
