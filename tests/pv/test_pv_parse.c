@@ -723,10 +723,21 @@ static void test_keys_vanished(void **state)
     keys_set(3, true);
     key_values[0] = NULL;
     expect_keys_error(-EAGAIN, "key 'name-type-ref0' vanished while being read");
+    keys_set(3, true); /* the first one in listing order is named */
+    key_values[5] = NULL;
+    key_values[2] = NULL;
+    expect_keys_error(-EAGAIN, "key 'name-type-ref1' vanished while being read");
+    /* a hard error wins over a vanished key */
+    keys_set(3, true);
+    key_values[0] = NULL;
+    key("val-ref7x", "1");
+    expect_keys_error(-EINVAL, "key 'val-ref7x': malformed index");
 }
 
 static void test_keys_indices(void **state)
 {
+    unsigned int i;
+
     (void)state;
     nr_keys = 0;
     key("name-type-ref0", "1");
@@ -775,6 +786,26 @@ static void test_keys_indices(void **state)
     keys_set(2, true);
     key("val-ref-1", "1");
     expect_keys_error(-EINVAL, "key 'val-ref-1': malformed index");
+
+    /* every other index: the list of those present is cut, never overflows */
+    nr_keys = 0;
+    for (i = 0; i < 64; i += 2) {
+        keyf("1", "name-type-ref", i);
+        keyf("1", "val-ref", i);
+    }
+    key("event-channel", "1");
+    expect_keys_error(-EINVAL, "name-type-ref1 missing (have 0,2,4,6,8,10,12,");
+
+    /* a NUL inside a key name ends it: "val-ref" alone is malformed */
+    keys_set(1, true);
+    key_names[1] = "val-ref\0" "0";
+    key_name_lens[1] = 9;
+    expect_keys_error(-EINVAL, "key 'val-ref': malformed index");
+    keys_set(1, true);
+    key_names[0] = NULL;
+    expect_keys_error(-EINVAL, "key 0 has no name");
+    assert_int_equal(pv_parse_set_keys(key_names, key_name_lens, key_values, key_value_lens, nr_keys, &keys, NULL),
+                     -EINVAL);
 
     keys_set(2, true);
     key("val-ref1", "1");
