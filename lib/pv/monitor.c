@@ -218,7 +218,7 @@ static void set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, 
  * the guest changed something.
  */
 static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, struct pv_set_keys *keys,
-                     uint64_t *fingerprint)
+                     uint64_t *fingerprint, char reason[PV_REASON_MAX])
 {
     const char *names[PV_MAX_SET_KEYS];
     size_t name_lens[PV_MAX_SET_KEYS], value_lens[PV_MAX_SET_KEYS];
@@ -233,7 +233,7 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
     *fingerprint = 0xcbf29ce484222325ULL;
     if (n > PV_MAX_SET_KEYS) {
         *fingerprint = fnv1a(*fingerprint, &n, sizeof(n));
-        set_reason(s, "%u keys (at most %u)", n, PV_MAX_SET_KEYS);
+        snprintf(reason, PV_REASON_MAX, "%u keys (at most %u)", n, PV_MAX_SET_KEYS);
         free(dir);
         return -E2BIG;
     }
@@ -250,7 +250,7 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
         if (values[i])
             *fingerprint = fnv1a(*fingerprint, values[i], value_lens[i]);
     }
-    r = pv_parse_set_keys(names, name_lens, (const char *const *)values, value_lens, n, keys, s->reason);
+    r = pv_parse_set_keys(names, name_lens, (const char *const *)values, value_lens, n, keys, reason);
     for (i = 0; i < n; i++)
         free(values[i]);
     free(dir);
@@ -345,6 +345,7 @@ static void node_name(struct xenstats_monitor *m, const char *path, const char *
 static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const char *provider_key, const char *key)
 {
     struct xenstats_pv_set *s = set_find(d, provider_key, key);
+    char reason[PV_REASON_MAX];
     struct pv_set_keys keys;
     uint64_t fp = 0;
     int r;
@@ -406,12 +407,14 @@ static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const cha
     }
 
     memset(&keys, 0, sizeof(keys));
-    r = read_keys(m, s, &keys, &fp);
+    reason[0] = '\0';
+    r = read_keys(m, s, &keys, &fp, reason);
     if (r == -ENOENT)
         return; /* not (or no longer) published: nothing to say yet */
     if (s->state == XENSTATS_PV_SET_REJECTED && fp == s->fingerprint)
         return; /* unchanged since we rejected it */
     if (r < 0) {
+        snprintf(s->reason, sizeof(s->reason), "%s", reason);
         set_reject(m, s, fp);
         return;
     }

@@ -462,7 +462,13 @@ int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
         ev->unbind(p->evtchn, (uint32_t)set->port);
         unpublish_pages(set);
         if (!p->sets && p->key_written) {
-            xs_rm(p->xs, XBT_NULL, p->home);
+            unsigned int left = 0;
+            char **dir = xs_directory(p->xs, XBT_NULL, p->home, &left);
+
+            /* Another process may publish under the same provider name. */
+            if (!dir || !left)
+                xs_rm(p->xs, XBT_NULL, p->home);
+            free(dir);
             p->key_written = false;
         }
     }
