@@ -20,6 +20,7 @@ static const struct {
     {"vcpu", cmd_vcpu, "show a domain's vCPU runstate statistics"},
     {"pv", cmd_pv, "sample the PV stats sets guests publish"},
     {"agent", cmd_agent, "serve every domain's statistics over HTTP (dom0 daemon)"},
+    {"top", cmd_top, "live view of the domains' vCPU shares and PV stats sets"},
     {"emu", cmd_emu, "run or control an emulated Xen host"},
 };
 

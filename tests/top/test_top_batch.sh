@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# `xenstats top --batch` against a fixture server: the computed shares, the
+# escaping of guest strings, sorting, and clear errors.
+. "$XENSTATS_SOURCE_ROOT/tests/top/top_lib.sh"
+
+expect_fail "bad delay" "--delay" "$XENSTATS" top --delay 1ms
+expect_fail "bad iterations" "--iterations" "$XENSTATS" top -n 0
+expect_fail "bad sort key" "--sort cpu: unknown key" "$XENSTATS" top --sort cpu
+expect_fail "url and direct" "exclude each other" "$XENSTATS" top --direct --url http://127.0.0.1:1
+expect_fail "https url" "https is not supported" "$XENSTATS" top --url https://127.0.0.1:9740
+expect_fail "extra argument" "unexpected argument" "$XENSTATS" top 7
+"$XENSTATS" top --help | grep -q -- "--iterations N" || fail "--help"
+pass "options"
+
+port=$(dead_port)
+expect_fail "agent unreachable" "cannot reach the agent at http://127.0.0.1:$port" \
+    "$XENSTATS" top -b -n 1 --url "http://127.0.0.1:$port"
+out=$("$XENSTATS" top -b -n 1 --url "http://127.0.0.1:$port" 2>&1 || true)
+case "$out" in *"xenstats agent"*) pass "says how to start the agent" ;; *) fail "no hint: $out" ;; esac
+
+start_server
+expect_fail "not JSON" "bad snapshot from $SERVER_URL/garbage: snapshot: not JSON" \
+    "$XENSTATS" top -b -n 1 --url "$SERVER_URL/garbage"
+expect_fail "contract broken" "domains[0].domid: expected an integer" \
+    "$XENSTATS" top -b -n 1 --url "$SERVER_URL/wrongtype"
+expect_fail "HTTP error" "HTTP status 404" "$XENSTATS" top -b -n 1 --url "$SERVER_URL/nothing"
+
+out="$XENSTATS_TEST_TMP/batch.txt"
+"$XENSTATS" top --batch --delay 100ms --iterations 3 --url "$SERVER_URL/good" >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
+    fail "batch: $(cat "$XENSTATS_TEST_TMP/err")"
+[ "$(grep -c '^ DOMID NAME' "$out")" -eq 3 ] || fail "3 iterations, each with a header: $(cat "$out")"
+[ "$(wc -l <"$out")" -eq 12 ] || fail "a header and 3 domains per iteration: $(cat "$out")"
+pass "batch prints --iterations snapshots"
+
+# Every iteration shows the exact shares of the fixture's rates.
+awk '$1 == 1 { if ($2 != "web" || $3 != 2 || $4 != "50.0" || $5 != "25.0" || $6 != "25.0" || $7 != "0.0" ||
+                   $8 != "20.0" || $9 != 1 || $10 != "active") bad = 1; n++ }
+     $1 == 2 { if ($2 != "db" || $4 != "20.0" || $5 != "0.0" || $6 != "80.0" || $8 != "4.0" || $10 != "rejected") bad = 1 }
+     $1 == 5 { if ($7 != "100.0" || $4 != "0.0") bad = 1 }
+     END { exit bad || n != 3 }' "$out" || fail "shares: $(cat "$out")"
+pass "shares of the interval from two snapshots"
+
+grep -q '^     5 evil\\x1b\[2J\\x1b\]0;pwned\\x07name ' "$out" || fail "hostile name not escaped: $(cat -v "$out")"
+if LC_ALL=C grep -q "$(printf '\033')" "$out"; then fail "an escape character reached the output"; fi
+pass "guest strings are escaped"
+
+"$XENSTATS" top -b -n 1 -d 100ms --sort running --url "$SERVER_URL/good" >"$out"
+[ "$(awk 'NR > 1 { printf "%s ", $1 }' "$out")" = "1 2 5 " ] || fail "sort running: $(cat "$out")"
+"$XENSTATS" top -b -n 1 -d 100ms --sort running -r --url "$SERVER_URL/good" >"$out"
+[ "$(awk 'NR > 1 { printf "%s ", $1 }' "$out")" = "5 2 1 " ] || fail "sort running reversed: $(cat "$out")"
+"$XENSTATS" top -b -n 1 -d 100ms --sort blocked --url "$SERVER_URL/good" >"$out"
+[ "$(awk 'NR > 1 { printf "%s ", $1 }' "$out")" = "2 1 5 " ] || fail "sort blocked: $(cat "$out")"
+pass "sort keys"
+
+# Not a terminal: batch without asking.
+"$XENSTATS" top -n 1 -d 100ms --url "$SERVER_URL/good" </dev/null | grep -q '^ DOMID NAME' || fail "auto batch"
+pass "batch when stdout is not a terminal"
+
+# A snapshot that never changes: say so instead of printing empty intervals.
+expect_fail "agent not sampling" "did not change" \
+    timeout 20 "$XENSTATS" top -b -n 1 -d 100ms --url "$SERVER_URL/stuck"
+
+# SIGTERM ends batch mode cleanly.
+"$XENSTATS" top -b -d 100ms --url "$SERVER_URL/good" >"$out" 2>&1 &
+pid=$!
+sleep 0.5
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 0 ] || fail "SIGTERM: exit $rc"
+pass "SIGTERM stops batch mode with status 0"

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * xenstats top: a live view of the domains' vCPU runstate shares and PV
+ * stats sets, from the agent's JSON snapshot (or the host in-process), and
+ * plain-text snapshots like `xentop -b` when asked or when stdout is not a
+ * terminal.
+ */
+#include <getopt.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool.h"
+#include "top.h"
+#include "util/util.h"
+
+#define CMD "top"
+#define DEFAULT_URL "http://127.0.0.1:9740"
+
+struct options {
+    const char *url;
+    bool direct, batch;
+    struct top_ui_options ui;
+};
+
+static void usage(FILE *f)
+{
+    unsigned int k;
+
+    fprintf(f,
+            "Usage: %s top [OPTIONS]\n\n"
+            "Show each domain's vCPU runstate shares of the last interval, its runstate changes\n"
+            "per second and the state of its PV stats sets; Enter shows one domain in detail.\n"
+            "Reads the agent's snapshot (`xenstats agent`), or the host itself with --direct.\n\n"
+            "  -u, --url URL           the agent (default " DEFAULT_URL ")\n"
+            "  -D, --direct            read the host in-process: no agent needed (dom0 only)\n"
+            "  -b, --batch             print plain-text snapshots (the default when stdout is\n"
+            "                          not a terminal)\n"
+            "  -d, --delay DURATION    between updates (default 1s; e.g. 500ms, 2s)\n"
+            "  -n, --iterations N      stop after N updates\n"
+            "  -s, --sort KEY          sort by KEY:",
+            PROG);
+    for (k = 0; k < TOP_NR_SORT_KEYS; k++)
+        fprintf(f, "%s%s", k ? ", " : " ", top_sort_keys[k].name);
+    fprintf(f, "\n"
+               "                          (figures biggest first; default domid)\n"
+               "  -r, --reverse           reverse the sort order\n"
+               "  -h, --help              show this help\n\n"
+               "Keys in the live view: h or ? lists them.  See xenstats-top(1).\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    static const struct option opts[] = {
+        {"url", required_argument, NULL, 'u'},   {"direct", no_argument, NULL, 'D'},
+        {"batch", no_argument, NULL, 'b'},       {"delay", required_argument, NULL, 'd'},
+        {"iterations", required_argument, NULL, 'n'}, {"sort", required_argument, NULL, 's'},
+        {"reverse", no_argument, NULL, 'r'},     {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool have_url = false;
+    int c;
+
+    o->url = DEFAULT_URL;
+    o->ui.delay_ns = 1000000000ULL;
+    while ((c = getopt_long(argc, argv, "u:Dbd:n:s:rh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'u':
+            o->url = optarg;
+            have_url = true;
+            break;
+        case 'D':
+            o->direct = true;
+            break;
+        case 'b':
+            o->batch = true;
+            break;
+        case 'd':
+            if (parse_duration_ns(optarg, &o->ui.delay_ns) < 0 || o->ui.delay_ns < 100000000ULL ||
+                o->ui.delay_ns > 3600000000000ULL)
+                return fail(CMD, "--delay %s: expected a duration from 100ms to 1h (e.g. 1s, 500ms)", optarg);
+            break;
+        case 'n':
+            if (parse_u64(optarg, UINT32_MAX, &o->ui.iterations) < 0 || !o->ui.iterations)
+                return fail(CMD, "--iterations %s: expected a positive number", optarg);
+            break;
+        case 's':
+            if (top_sort_parse(optarg, &o->ui.sort) < 0)
+                return fail(CMD, "--sort %s: unknown key (see --help for the keys)", optarg);
+            break;
+        case 'r':
+            o->ui.reverse = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc)
+        return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (o->direct && have_url)
+        return fail(CMD, "--url and --direct exclude each other");
+    if (!o->batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
+        o->batch = true;
+    return 0;
+}
+
+/* Sleep ns, or less when a signal comes. */
+static void pause_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL)};
+
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * Fetch a snapshot newer than prev: the agent samples on its own interval,
+ * so right after a delay it may still serve the one we have; ask again a
+ * little later rather than show an empty interval.
+ */
+static int fetch_newer(struct top_source *src, const struct top_snapshot *prev, uint64_t delay_ns,
+                       struct top_snapshot **ret, char *err, size_t errlen)
+{
+    uint64_t give_up = monotonic_ns() + 2 * delay_ns + 2000000000ULL;
+    int r;
+
+    for (;;) {
+        r = top_source_fetch(src, ret, err, errlen);
+        if (r < 0 || !prev || (*ret)->monotonic_ns != prev->monotonic_ns || tool_stop)
+            return r;
+        if (monotonic_ns() >= give_up) {
+            top_snapshot_free(*ret);
+            snprintf(err, errlen, "the snapshot at %s did not change for %.1f s: is the agent sampling?",
+                     top_source_name(src), (double)(2 * delay_ns + 2000000000ULL) / 1e9);
+            return -ETIMEDOUT;
+        }
+        top_snapshot_free(*ret);
+        pause_ns(100000000ULL);
+    }
+}
+
+static int run_batch(struct top_source *src, struct top_snapshot *first, const struct options *o)
+{
+    struct top_snapshot *prev = first, *cur = NULL;
+    size_t *order = NULL;
+    uint64_t printed = 0;
+    char err[1024];
+    int r, status = 1;
+
+    while (!tool_stop && (!o->ui.iterations || printed < o->ui.iterations)) {
+        pause_ns(o->ui.delay_ns);
+        if (tool_stop)
+            break;
+        r = fetch_newer(src, prev, o->ui.delay_ns, &cur, err, sizeof(err));
+        if (tool_stop) {
+            if (r == 0)
+                top_snapshot_free(cur);
+            break;
+        }
+        if (r < 0) {
+            fail(CMD, "%s", err);
+            goto out;
+        }
+        top_snapshot_rates(cur, prev);
+        free(order);
+        order = malloc((cur->nr_domains ? cur->nr_domains : 1) * sizeof(*order));
+        if (!order) {
+            top_snapshot_free(cur);
+            fail(CMD, "out of memory");
+            goto out;
+        }
+        top_sort(cur, o->ui.sort, o->ui.reverse, order);
+        top_print_batch(stdout, cur, order);
+        printed++;
+        top_snapshot_free(prev);
+        prev = cur;
+        cur = NULL;
+    }
+    status = 0;
+out:
+    free(order);
+    top_snapshot_free(prev);
+    return status;
+}
+
+int cmd_top(int argc, char **argv)
+{
+    struct options o = {0};
+    struct top_source *src = NULL;
+    struct top_snapshot *first = NULL;
+    char err[1024];
+    int r, status = 1;
+
+    r = parse_options(argc, argv, &o);
+    if (r)
+        return r < 0 ? 0 : r;
+    src = o.direct ? top_source_open_direct(err, sizeof(err)) : top_source_open_url(o.url, err, sizeof(err));
+    if (!src) {
+        if (o.direct)
+            fail(CMD, "%s", err);
+        else
+            fail(CMD, "--url %s: %s", o.url, err);
+        return 1;
+    }
+    tool_trap_signals();
+    /* The first fetch decides: an unreachable agent is an error, not an empty screen. */
+    r = top_source_fetch(src, &first, err, sizeof(err));
+    if (r < 0) {
+        fail(CMD, "%s", err);
+        goto out;
+    }
+    if (o.batch)
+        status = run_batch(src, first, &o);
+    else
+        status = top_ui_run(src, first, &o.ui);
+out:
+    top_source_close(src);
+    return status;
+}

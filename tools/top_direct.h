@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * xenstats top --direct: the host read in-process, with no agent: each
+ * domain's vCPU statistics through the vcpu library.
+ */
+#ifndef XENSTATS_TOP_DIRECT_H
+#define XENSTATS_TOP_DIRECT_H
+
+#include <stddef.h>
+
+#include "top.h"
+
+struct top_direct;
+
+/* Open the host (emulated or Xen, as --backend says); NULL and a reason. */
+struct top_direct *top_direct_open(char *err, size_t errlen);
+void top_direct_close(struct top_direct *d);
+
+/* A snapshot of every domain, as the agent's would be; 0 or -errno and a reason. */
+int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * xenstats top: where snapshots come from.  Either the agent over HTTP
+ * (the usual case: one process in dom0 maps and monitors, any number of
+ * views read it), or the host in-process with --direct when no agent runs.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xenstats/vcpu.h>
+
+#include "top.h"
+#include "top_direct.h"
+#include "util/util.h"
+
+/* The agent answers from memory; anything slower than this is wedged. */
+#define FETCH_TIMEOUT_MS 5000
+
+struct top_source {
+    bool direct;
+    char *name;
+    struct top_url url;
+    struct top_direct *host;
+};
+
+static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+struct top_source *top_source_open_url(const char *url, char *err, size_t errlen)
+{
+    struct top_source *src = calloc(1, sizeof(*src));
+
+    if (!src || !(src->name = strdup(url))) {
+        say(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (top_url_parse(url, "/api/v1/snapshot", &src->url, err, errlen) < 0)
+        goto fail;
+    return src;
+fail:
+    top_source_close(src);
+    return NULL;
+}
+
+struct top_source *top_source_open_direct(char *err, size_t errlen)
+{
+    struct top_source *src = calloc(1, sizeof(*src));
+
+    if (!src || !(src->name = strdup("this host"))) {
+        say(err, errlen, "out of memory");
+        goto fail;
+    }
+    src->direct = true;
+    src->host = top_direct_open(err, errlen);
+    if (!src->host)
+        goto fail;
+    return src;
+fail:
+    top_source_close(src);
+    return NULL;
+}
+
+void top_source_close(struct top_source *src)
+{
+    if (!src)
+        return;
+    top_direct_close(src->host);
+    free(src->name);
+    free(src);
+}
+
+const char *top_source_name(const struct top_source *src)
+{
+    return src->name;
+}
+
+bool top_source_is_direct(const struct top_source *src)
+{
+    return src->direct;
+}
+
+int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+{
+    char *body = NULL, why[512];
+    size_t len = 0;
+    int r;
+
+    if (src->direct)
+        return top_direct_fetch(src->host, ret_snapshot, err, errlen);
+    r = top_http_get(&src->url, FETCH_TIMEOUT_MS, &body, &len, why, sizeof(why));
+    if (r < 0) {
+        if (r == -EPROTO)
+            say(err, errlen, "bad answer from %s: %s", src->name, why);
+        else
+            say(err, errlen, "cannot reach the agent at %s: %s (start it with `xenstats agent`, or read the host "
+                             "in-process with --direct)", src->name, why);
+        return r;
+    }
+    r = top_snapshot_parse(body, len, ret_snapshot, why, sizeof(why));
+    free(body);
+    if (r == -EBADMSG)
+        say(err, errlen, "bad snapshot from %s: %s", src->name, why);
+    else if (r < 0)
+        say(err, errlen, "%s", why);
+    return r;
+}
