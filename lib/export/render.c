@@ -44,23 +44,39 @@ static bool grow(struct strbuf *b, size_t more)
     return true;
 }
 
-static void put(struct strbuf *b, const char *s, size_t n)
+/* The buffer is NUL-terminated only by finish(): appends stay cheap. */
+static inline void put(struct strbuf *b, const char *s, size_t n)
 {
-    if (!grow(b, n))
+    if (b->len + n + 1 > b->cap && !grow(b, n))
         return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
-    b->data[b->len] = '\0';
 }
 
-static void puts_(struct strbuf *b, const char *s)
+static inline void puts_(struct strbuf *b, const char *s)
 {
     put(b, s, strlen(s));
 }
 
-static void putc_(struct strbuf *b, char c)
+static inline void putc_(struct strbuf *b, char c)
 {
-    put(b, &c, 1);
+    if (b->len + 2 > b->cap && !grow(b, 1))
+        return;
+    b->data[b->len++] = c;
+}
+
+static void reserve(struct strbuf *b, size_t n)
+{
+    if (n > b->cap)
+        grow(b, n - b->len);
+}
+
+static int finish(struct strbuf *b)
+{
+    if (b->failed || !grow(b, 0))
+        return -ENOMEM;
+    b->data[b->len] = '\0';
+    return 0;
 }
 
 static void put_u64(struct strbuf *b, uint64_t v)
@@ -122,7 +138,7 @@ void strbuf_free(struct strbuf *b)
     memset(b, 0, sizeof(*b));
 }
 
-void strbuf_label_value(struct strbuf *b, const char *s)
+static void label_escape(struct strbuf *b, const char *s)
 {
     const char *run = s;
 
@@ -142,6 +158,12 @@ void strbuf_label_value(struct strbuf *b, const char *s)
         }
     }
     put(b, run, (size_t)(s - run));
+}
+
+void strbuf_label_value(struct strbuf *b, const char *s)
+{
+    label_escape(b, s);
+    finish(b);
 }
 
 static void put_json_string(struct strbuf *b, const char *s)
@@ -175,6 +197,13 @@ struct emitter {
     struct strbuf *b;
     bool om;
     bool labelled; /* the current sample has a '{' open */
+    /* label sets of each domain and each set, escaped once per render */
+    const struct snapshot *snap;
+    struct strbuf prefixes;
+    size_t *dom_prefix; /* offsets into prefixes, NUL-separated */
+    size_t *set_prefix;
+    uint32_t *dom_len, *set_len;
+    uint32_t *set_base; /* index of a domain's first set in set_prefix */
 };
 
 static void family(struct emitter *e, enum metric_id id)
@@ -237,7 +266,7 @@ static void label(struct emitter *e, const char *name, const char *value, bool f
     open_label(e);
     puts_(e->b, name);
     puts_(e->b, "=\"");
-    strbuf_label_value(e->b, value);
+    label_escape(e->b, value);
     putc_(e->b, '"');
 }
 
@@ -272,17 +301,83 @@ static void end_double(struct emitter *e, double v)
     putc_(e->b, '\n');
 }
 
+static void put_prefix(struct emitter *e, size_t offset, uint32_t len)
+{
+    open_label(e);
+    put(e->b, e->prefixes.data + offset, len);
+}
+
 static void domain_labels(struct emitter *e, const struct snap_domain *d)
 {
-    label_u64(e, "domid", d->domid, true);
-    label(e, "domain", d->name, false);
+    size_t i = (size_t)(d - e->snap->domains);
+
+    put_prefix(e, e->dom_prefix[i], e->dom_len[i]);
 }
 
 static void set_labels(struct emitter *e, const struct snap_domain *d, const struct snap_set *s)
 {
-    domain_labels(e, d);
-    label(e, "provider", s->provider, false);
-    label(e, "set", s->set, false);
+    size_t i = e->set_base[d - e->snap->domains] + (size_t)(s - d->sets);
+
+    put_prefix(e, e->set_prefix[i], e->set_len[i]);
+}
+
+/* Escape every domain's and set's labels once, not once per sample. */
+static int make_prefixes(struct emitter *e, const struct snapshot *s)
+{
+    struct strbuf *b = &e->prefixes;
+    uint32_t i, j, nsets = 0;
+
+    e->snap = s;
+    e->set_base = calloc(s->nr_domains + 1, sizeof(*e->set_base));
+    e->dom_prefix = calloc(s->nr_domains + 1, sizeof(*e->dom_prefix));
+    for (i = 0; i < s->nr_domains; i++) {
+        e->set_base[i] = nsets;
+        nsets += s->domains[i].nr_sets;
+    }
+    e->set_prefix = calloc(nsets + 1, sizeof(*e->set_prefix));
+    e->dom_len = calloc(s->nr_domains + 1, sizeof(*e->dom_len));
+    e->set_len = calloc(nsets + 1, sizeof(*e->set_len));
+    if (!e->set_base || !e->dom_prefix || !e->set_prefix || !e->dom_len || !e->set_len)
+        return -ENOMEM;
+    for (i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+        size_t start = b->len, dom_len;
+
+        puts_(b, "domid=\"");
+        put_u64(b, d->domid);
+        puts_(b, "\",domain=\"");
+        label_escape(b, d->name);
+        putc_(b, '"');
+        dom_len = b->len - start;
+        putc_(b, '\0');
+        e->dom_prefix[i] = start;
+        e->dom_len[i] = (uint32_t)dom_len;
+        for (j = 0; j < d->nr_sets; j++) {
+            size_t here = b->len;
+
+            /* the domain's labels again: offsets stay valid across growth */
+            put(b, b->data + start, dom_len);
+            puts_(b, ",provider=\"");
+            label_escape(b, d->sets[j].provider);
+            puts_(b, "\",set=\"");
+            label_escape(b, d->sets[j].set);
+            putc_(b, '"');
+            e->set_len[e->set_base[i] + j] = (uint32_t)(b->len - here);
+            putc_(b, '\0');
+            e->set_prefix[e->set_base[i] + j] = here;
+        }
+    }
+    return b->failed ? -ENOMEM : 0;
+}
+
+static void free_prefixes(struct emitter *e)
+{
+    strbuf_free(&e->prefixes);
+    free(e->dom_prefix);
+    free(e->set_prefix);
+    free(e->set_base);
+    free(e->dom_len);
+    free(e->set_len);
 }
 
 static bool values_exported(const struct snap_set *s)
@@ -313,6 +408,20 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     struct emitter e = {.b = out, .om = openmetrics};
     uint32_t i, j, k;
     unsigned int st;
+    size_t estimate = 8192;
+    int r;
+
+    if (make_prefixes(&e, s) < 0) {
+        free_prefixes(&e);
+        return -ENOMEM;
+    }
+    /* about 110 bytes a line: avoid growing a large buffer many times */
+    for (i = 0; i < s->nr_domains; i++) {
+        estimate += 400 + (size_t)s->domains[i].nr_vcpus * 1100;
+        for (j = 0; j < s->domains[i].nr_sets; j++)
+            estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 140;
+    }
+    reserve(out, out->len + estimate);
 
     family(&e, METRIC_BUILD);
     sample(&e, METRIC_BUILD);
@@ -502,7 +611,9 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     }
     if (openmetrics)
         puts_(out, "# EOF\n");
-    return out->failed ? -ENOMEM : 0;
+    r = finish(out);
+    free_prefixes(&e);
+    return r;
 }
 
 /* ---- JSON ------------------------------------------------------------------- */
@@ -655,7 +766,7 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         puts_(b, "]}");
     }
     puts_(b, "]}\n");
-    return b->failed ? -ENOMEM : 0;
+    return finish(b);
 }
 
 /* ---- snapshots -------------------------------------------------------------- */

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent at scale: an emulated host with N domains (default 1000), each
+ * with 4 vCPUs and 3 PV stats sets of 32 statistics, sampled every second.
+ * Reports the agent's CPU share of one core, its resident memory, and the
+ * time /metrics takes (render of a fresh sample + transfer over loopback);
+ * plus the render time alone of a synthetic snapshot of the same size.
+ *
+ *   bench_agent [--xenstats PATH] [--domains N] [--seconds S]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xenstats/pv.h>
+
+#include "export/export.h"
+#include "util/util.h"
+
+#define SETS 3
+#define STATS 32
+#define PER_CHILD 100
+
+static const char *xenstats = "./xenstats";
+static volatile sig_atomic_t stop;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_agent: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static uint64_t tick;
+
+static int refresh(struct xenstats_provider_set *set, void *userdata)
+{
+    unsigned int n = xenstats_provider_set_count(set);
+
+    (void)userdata;
+    tick++;
+    for (unsigned int i = 0; i < n; i++)
+        xenstats_provider_set_u64(set, i, tick + i);
+    return 0;
+}
+
+/* Providers for domains first .. first+count-1, all in this process. */
+static int child_providers(int first, int count)
+{
+    struct xenstats_provider **p = calloc((size_t)count, sizeof(*p));
+    struct xenstats_host **h = calloc((size_t)count, sizeof(*h));
+    int epfd = epoll_create1(0), ready = 0;
+    char name[32], domid[16];
+
+    signal(SIGTERM, on_term);
+    raise_fd_limit();
+    for (int i = 0; i < count; i++) {
+        snprintf(domid, sizeof(domid), "%d", first + i);
+        setenv("XENSTATS_EMU_DOMID", domid, 1);
+        h[i] = xenstats_host_open(XENSTATS_BACKEND_EMU);
+        if (!h[i])
+            return 1;
+    }
+    /* The agent creates each domain's `stats` node when it tracks it. */
+    while (ready < count && !stop) {
+        for (int i = 0; i < count; i++) {
+            if (p[i])
+                continue;
+            p[i] = xenstats_provider_new(h[i], "bench", NULL);
+            if (!p[i])
+                continue;
+            for (int s = 0; s < SETS; s++) {
+                struct xenstats_provider_set *set;
+
+                snprintf(name, sizeof(name), "set%d", s);
+                set = xenstats_provider_add_set(p[i], name, refresh, NULL);
+                for (int k = 0; set && k < STATS; k++) {
+                    snprintf(name, sizeof(name), "statistic_number_%d", k);
+                    xenstats_provider_set_declare(set, name, XENSTATS_PV_U64);
+                }
+                if (!set || xenstats_provider_set_publish(set) < 0)
+                    return 1;
+            }
+            struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+            epoll_ctl(epfd, EPOLL_CTL_ADD, xenstats_provider_fd(p[i]), &ev);
+            ready++;
+        }
+        if (ready < count)
+            sleep_ms(50);
+    }
+    while (!stop) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(epfd, evs, 64, 200);
+
+        for (int e = 0; e < n; e++)
+            xenstats_provider_dispatch(p[evs[e].data.u32]);
+    }
+    return 0;
+}
+
+/* ---- measurement helpers ---------------------------------------------------- */
+
+static double cpu_seconds(pid_t pid)
+{
+    char path[64], buf[1024];
+    unsigned long ut = 0, st = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (fgets(buf, sizeof(buf), f)) {
+        char *p = strrchr(buf, ')');
+
+        if (p)
+            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+    }
+    fclose(f);
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static long rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    long kb = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+/* GET path; returns bytes received (headers included) and the time taken. */
+static long http_get(int port, const char *path, double *ret_ms, char **ret_body)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char req[256];
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    uint64_t t0 = monotonic_ns();
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ssize_t n;
+
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        free(buf);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    if (write(fd, req, (size_t)n) != n)
+        die("write");
+    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (len + 1 == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    close(fd);
+    buf[len] = '\0';
+    *ret_ms = (double)(monotonic_ns() - t0) / 1e6;
+    if (ret_body)
+        *ret_body = buf;
+    else
+        free(buf);
+    return (long)len;
+}
+
+/* A synthetic snapshot of the same size, rendered in-process. */
+static void bench_render(int domains)
+{
+    struct snapshot *s = snapshot_new();
+    char name[64];
+    double best_prom = 1e9, best_json = 1e9;
+    size_t prom_len = 0;
+
+    s->backend = "emu";
+    s->nr_domains = (uint32_t)domains;
+    s->domains = calloc((size_t)domains, sizeof(*s->domains));
+    for (int d = 0; d < domains; d++) {
+        struct snap_domain *dom = &s->domains[d];
+
+        dom->domid = (uint32_t)d + 1;
+        snprintf(dom->name, sizeof(dom->name), "guest-%d", d);
+        dom->nr_vcpus = 4;
+        dom->vcpu_source = VCPU_SOURCE_RESOURCE;
+        dom->vcpus = calloc(4, sizeof(*dom->vcpus));
+        for (int v = 0; v < 4; v++) {
+            dom->vcpus[v].state = (uint8_t)(v % 4);
+            for (int r = 0; r < 4; r++) {
+                dom->vcpus[v].time_valid[r] = true;
+                dom->vcpus[v].time_ns[r] = 123456789012ULL * (uint64_t)(r + 1);
+            }
+            dom->vcpus[v].changes_valid = true;
+            dom->vcpus[v].changes = 424242;
+        }
+        dom->nr_sets = SETS;
+        dom->sets = calloc(SETS, sizeof(*dom->sets));
+        for (int k = 0; k < SETS; k++) {
+            struct snap_set *set = &dom->sets[k];
+
+            snprintf(name, sizeof(name), "set%d", k);
+            set->provider = strdup("bench");
+            set->set = strdup(name);
+            set->reason = strdup("");
+            set->samples = 1000;
+            set->nr_stats = STATS;
+            set->stats = calloc(STATS, sizeof(*set->stats));
+            for (int i = 0; i < STATS; i++) {
+                snprintf(name, sizeof(name), "statistic_number_%d", i);
+                set->stats[i].name = strdup(name);
+                set->stats[i].type = XEN_PV_STATS_TYPE_U64;
+                set->stats[i].valid = true;
+                set->stats[i].v.u64 = 1234567890123ULL + (uint64_t)i;
+            }
+        }
+    }
+    for (int round = 0; round < 5; round++) {
+        struct strbuf b = {0};
+        uint64_t t = monotonic_ns();
+
+        render_prometheus(s, false, &b);
+        double ms = (double)(monotonic_ns() - t) / 1e6;
+        if (ms < best_prom)
+            best_prom = ms;
+        prom_len = b.len;
+        strbuf_free(&b);
+        t = monotonic_ns();
+        render_json(s, &b);
+        ms = (double)(monotonic_ns() - t) / 1e6;
+        if (ms < best_json)
+            best_json = ms;
+        strbuf_free(&b);
+    }
+    printf("render   synthetic %d domains: /metrics %.1f ms (%.1f MB), JSON %.1f ms (best of 5)\n", domains,
+           best_prom, (double)prom_len / 1e6, best_json);
+    snapshot_unref(s);
+}
+
+int main(int argc, char **argv)
+{
+    int domains = 1000, seconds = 30, port, i;
+    char dir[] = "/tmp/xenstats-bench-agent-XXXXXX", sock[PATH_MAX], listen_arg[64], self[PATH_MAX];
+    pid_t emu, agent, children[64];
+    int nr_children = 0;
+
+    if (argc == 4 && !strcmp(argv[1], "--child-providers"))
+        return child_providers(atoi(argv[2]), atoi(argv[3]));
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--xenstats") && i + 1 < argc)
+            xenstats = argv[++i];
+        else if (!strcmp(argv[i], "--domains") && i + 1 < argc)
+            domains = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_agent [--xenstats PATH] [--domains N] [--seconds S]\n");
+            return 2;
+        }
+    }
+    if (domains < 1 || domains > 4000 || seconds < 5)
+        return 2;
+    raise_fd_limit();
+    printf("# bench_agent: %d domains x 4 vCPUs x %d sets of %d statistics, sampled every 1 s\n", domains, SETS,
+           STATS);
+    bench_render(domains);
+    fflush(stdout);
+
+    if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+        die("readlink");
+    self[sizeof(self) - 1] = '\0';
+    if (!mkdtemp(dir))
+        die("mkdtemp");
+    setenv("XENSTATS_EMU_DIR", dir, 1);
+    unsetenv("XENSTATS_EMU_DOMID");
+    emu = fork();
+    if (emu == 0) {
+        execl(xenstats, xenstats, "-q", "emu", "-p", "8", "--tick", "50ms", NULL);
+        _exit(127);
+    }
+    snprintf(sock, sizeof(sock), "%s/control", dir);
+    for (i = 0; i < 400 && access(sock, F_OK); i++)
+        sleep_ms(25);
+    /* domains through the control socket, in batches of one command each */
+    for (i = 0; i < domains; i++) {
+        char cmd[PATH_MAX + 64];
+
+        snprintf(cmd, sizeof(cmd), "%s emu create name=g%d,vcpus=4,workload=%s >/dev/null", xenstats, i,
+                 i % 3 == 0 ? "io" : "idle");
+        if (system(cmd) != 0)
+            die("emu create");
+    }
+    for (i = 0; i < domains; i += PER_CHILD) {
+        char first[16], count[16];
+        pid_t pid;
+
+        snprintf(first, sizeof(first), "%d", i + 1);
+        snprintf(count, sizeof(count), "%d", domains - i < PER_CHILD ? domains - i : PER_CHILD);
+        pid = fork();
+        if (pid == 0) {
+            execl(self, self, "--child-providers", first, count, NULL);
+            _exit(127);
+        }
+        children[nr_children++] = pid;
+    }
+    port = 20000 + (int)(getpid() % 20000);
+    snprintf(listen_arg, sizeof(listen_arg), "127.0.0.1:%d", port);
+    agent = fork();
+    if (agent == 0) {
+        execl(xenstats, xenstats, "-q", "agent", "--listen", listen_arg, "--interval", "1s", NULL);
+        _exit(127);
+    }
+    /* wait until every set is active in the agent's view */
+    for (i = 0; i < 600; i++) {
+        char *body = NULL;
+        double ms;
+        const char *p;
+        long active = -1;
+
+        sleep_ms(500);
+        if (http_get(port, "/metrics", &ms, &body) > 0 && (p = strstr(body, "xenstats_agent_pv_sets{state=\"active\"} ")))
+            active = atol(p + strlen("xenstats_agent_pv_sets{state=\"active\"} "));
+        free(body);
+        if (active >= (long)domains * SETS)
+            break;
+    }
+    if (i == 600) {
+        fprintf(stderr, "bench_agent: the sets never all became active\n");
+    } else {
+        double cpu0 = cpu_seconds(agent), cpu1, worst = 0, sum = 0;
+        uint64_t t0 = monotonic_ns(), t1;
+        long peak = 0, bytes = 0;
+        int scrapes = 0;
+
+        while (monotonic_ns() - t0 < (uint64_t)seconds * 1000000000ULL) {
+            double ms;
+            long kb = rss_kb(agent);
+
+            sleep_ms(1000);
+            bytes = http_get(port, "/metrics", &ms, NULL);
+            if (bytes > 0) {
+                sum += ms;
+                worst = ms > worst ? ms : worst;
+                scrapes++;
+            }
+            if (kb > peak)
+                peak = kb;
+        }
+        t1 = monotonic_ns();
+        cpu1 = cpu_seconds(agent);
+        printf("agent    CPU %.1f%% of one core over %d s (goal <= 5%%), RSS peak %.1f MiB (goal < 100 MiB)\n",
+               100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9), seconds, (double)peak / 1024.0);
+        printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal < 100 ms)\n",
+               (double)bytes / 1e6, scrapes ? sum / scrapes : 0, worst, scrapes);
+    }
+    kill(agent, SIGTERM);
+    waitpid(agent, NULL, 0);
+    for (i = 0; i < nr_children; i++)
+        kill(children[i], SIGTERM);
+    for (i = 0; i < nr_children; i++)
+        waitpid(children[i], NULL, 0);
+    kill(emu, SIGTERM);
+    waitpid(emu, NULL, 0);
+    rmdir(dir);
+    return 0;
+}
