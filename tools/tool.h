@@ -41,6 +41,7 @@ int cmd_emu(int argc, char **argv);
 int cmd_vcpu(int argc, char **argv);
 int cmd_pv(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
 #endif

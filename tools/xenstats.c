@@ -21,6 +21,7 @@ static const struct {
     {"pv", cmd_pv, "sample the PV stats sets guests publish"},
     {"agent", cmd_agent, "serve every domain's statistics over HTTP (dom0 daemon)"},
     {"top", cmd_top, "live view of the domains' vCPU shares and PV stats sets"},
+    {"publish", cmd_publish, "publish this guest's OS statistics as PV stats sets (guest agent)"},
     {"emu", cmd_emu, "run or control an emulated Xen host"},
 };
 
