@@ -311,7 +311,7 @@ static void bench_pv_vs_adhoc(struct xenstats_host *host, int rounds)
     printf("ad-hoc   64 xenstore keys per sample p50 %9.1f us  p99 %9.1f us\n", a50, a99);
     printf("ratio    ad-hoc / pv (p50)          %.1fx (goal >= 50x)\n", a50 / p50);
     if (xs_before && xs_after)
-        printf("traffic  xenstore requests during %d pv samples: %llu (the bench's own stats queries: 1)\n", rounds,
+        printf("traffic  xenstore requests the emulated xenstored served during %d pv samples: %llu\n", rounds,
                (unsigned long long)(xs_after - xs_before));
     else
         printf("traffic  (emulator does not report xenstore requests)\n");

@@ -27,6 +27,7 @@
 #include "emu/hyper/hyper.h"
 #include "emu/loop.h"
 #include "emu/xenstore/xenstore.h"
+#include "emu/xenstore/xs_wire.h"
 #include "platform/emu_layout.h"
 #include "tool.h"
 #include "util/util.h"
@@ -113,6 +114,16 @@ static int reply(int fd, const char *fmt, ...)
     return 0;
 }
 
+static size_t count_domains(const struct emu_run *run)
+{
+    const struct emu_domain *d;
+    size_t n = 0;
+
+    for (d = run->host.domains; d; d = d->next)
+        n++;
+    return n;
+}
+
 static int handle_command(struct emu_run *run, int fd, char *line)
 {
     char *arg = strchr(line, ' ');
@@ -158,7 +169,12 @@ static int handle_command(struct emu_run *run, int fd, char *line)
                   emu_workload_name(d->spec.workload), d->spec.nr_offline, d->spec.vcpu_stats ? "yes" : "no");
         return reply(fd, "ok");
     }
-    return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list)");
+    if (!strcmp(line, "stats") && !arg) {
+        reply(fd, "domain-count %zu", count_domains(run));
+        reply(fd, "xenstore-requests %llu", (unsigned long long)xs_wire_requests_handled());
+        return reply(fd, "ok");
+    }
+    return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list, stats)");
 }
 
 static void client_close(struct client *c)
@@ -577,6 +593,8 @@ static int control_request(const char *request)
             }
             if (!strncmp(buf, "domain ", 7))
                 printf("%s\n", buf + 7);
+            else if (strncmp(buf, "ok", 2))
+                printf("%s\n", buf);
             memmove(buf, nl + 1, used - (size_t)(nl + 1 - buf));
             used -= (size_t)(nl + 1 - buf);
         }
@@ -652,6 +670,11 @@ int cmd_emu(int argc, char **argv)
             strchr(argv[2], '\n'))
             return fail(CMD, "argument too long or has a newline");
         return control_request(request);
+    }
+    if (!strcmp(sub, "stats")) {
+        if (argc != 2)
+            return fail(CMD, "usage: %s emu stats", PROG);
+        return control_request("stats");
     }
     if (!strcmp(sub, "list")) {
         if (argc != 2)

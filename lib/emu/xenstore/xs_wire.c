@@ -301,12 +301,21 @@ static int dispatch(struct xs_conn *c, const struct xsd_sockmsg *req, const char
     }
 }
 
+static uint64_t requests_handled;
+
+uint64_t xs_wire_requests_handled(void)
+{
+    return requests_handled;
+}
+
 void xs_wire_handle(struct xs_conn *c, const struct xsd_sockmsg *req, const char *body, xs_wire_emit_fn emit,
                     void *data)
 {
     static struct reply rep;
     bool fire_watch = false;
     int r;
+
+    requests_handled++;
 
     rep.hdr = *req;
     rep.hdr.len = 0;

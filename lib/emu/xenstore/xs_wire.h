@@ -55,6 +55,9 @@ void xs_wire_handle(struct xs_conn *c, const struct xsd_sockmsg *req, const char
 /* The xsd_errors name of -err (EINVAL for anything not in the table). */
 const char *xs_wire_error_name(int err);
 
+/* Requests handled since the emulator started (benchmarks: xenstore traffic). */
+uint64_t xs_wire_requests_handled(void);
+
 /*
  * Build an XS_WATCH_EVENT message into hdr/body (body of
  * XENSTORE_PAYLOAD_MAX bytes).  -E2BIG if it would not fit: xenstored
