@@ -50,7 +50,21 @@ OK" xsc 0 watch-check /test /test/w
 check "relative watch" "EVENT data tok
 EVENT data/x tok
 OK" xsc 1 watch-check data /local/domain/1/data/x
-out=$(as_dom 0 timeout 10 xenstore-watch -n 2 /test/tool-watch 2>&1 & sleep 0.5; xsc 0 write /test/tool-watch/x 1 >/dev/null; wait)
+# wait_lines FILE N: until FILE has N lines (the watcher is registered).
+wait_lines() {
+    local i
+    for i in $(seq 1 200); do
+        [ "$(wc -l <"$1")" -ge "$2" ] && return 0
+        sleep 0.05
+    done
+    fail "$1: fewer than $2 lines: $(cat "$1")"
+}
+as_dom 0 xenstore-watch -n 2 /test/tool-watch >"$XENSTATS_TEST_TMP/watch" 2>&1 &
+wpid=$!
+wait_lines "$XENSTATS_TEST_TMP/watch" 1 # the initial event
+xsc 0 write /test/tool-watch/x 1 >/dev/null
+wait "$wpid" || fail "xenstore-watch failed: $(cat "$XENSTATS_TEST_TMP/watch")"
+out=$(cat "$XENSTATS_TEST_TMP/watch")
 [ "$out" = "/test/tool-watch
 /test/tool-watch/x" ] || fail "xenstore-watch: '$out'"
 pass "xenstore-watch"
@@ -66,7 +80,8 @@ XENSTORED_PATH=$(xs_sock 0) timeout 20 "$XS_CLIENT" wait-event @introduceDomain 
 ipid=$!
 XENSTORED_PATH=$(xs_sock 0) timeout 20 "$XS_CLIENT" wait-event @releaseDomain @releaseDomain >"$XENSTATS_TEST_TMP/release" &
 rpid=$!
-sleep 0.5
+wait_lines "$XENSTATS_TEST_TMP/intro" 1 # READY: the watch is registered
+wait_lines "$XENSTATS_TEST_TMP/release" 1
 newid=$("$XENSTATS" emu create name=late)
 wait "$ipid"
 grep -q "^EVENT @introduceDomain$" "$XENSTATS_TEST_TMP/intro" || fail "@introduceDomain: $(cat "$XENSTATS_TEST_TMP/intro")"
