@@ -126,12 +126,16 @@ static void warn_once(struct publisher *pub, const char *fmt, ...)
     for (i = 0; i < pub->nr_warned; i++)
         if (!strcmp(pub->warned[i], msg))
             return;
-    log_warning("%s", msg);
-    if (pub->nr_warned < MAX_WARNED) {
-        pub->warned[pub->nr_warned] = strdup(msg);
-        if (pub->warned[pub->nr_warned])
-            pub->nr_warned++;
+    /* Past the bound, new texts are no longer remembered: they go to the
+     * debug level so that a file changing every second cannot flood. */
+    if (pub->nr_warned == MAX_WARNED) {
+        log_debug("%s", msg);
+        return;
     }
+    log_warning("%s", msg);
+    pub->warned[pub->nr_warned] = strdup(msg);
+    if (pub->warned[pub->nr_warned])
+        pub->nr_warned++;
 }
 
 /* ---- refreshing ------------------------------------------------------------ */
