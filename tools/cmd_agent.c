@@ -479,6 +479,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     return ret;
 }
 
+static void httpd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void httpd_log(void *cls, const char *fmt, va_list ap)
 {
     char buf[512];

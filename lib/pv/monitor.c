@@ -409,8 +409,10 @@ static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const cha
     memset(&keys, 0, sizeof(keys));
     reason[0] = '\0';
     r = read_keys(m, s, &keys, &fp, reason);
-    if (r == -ENOENT)
-        return; /* not (or no longer) published: nothing to say yet */
+    /* Not (or no longer) published, or changing under us (a key vanished
+     * while event-channel was there): look again on the next watch event. */
+    if (r == -ENOENT || r == -EAGAIN)
+        return;
     if (s->state == XENSTATS_PV_SET_REJECTED && fp == s->fingerprint)
         return; /* unchanged since we rejected it */
     if (r < 0) {
