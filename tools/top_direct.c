@@ -4,13 +4,18 @@
  * host itself.  Maps stay open across fetches (mapping is the costly part)
  * and are dropped when their domain goes; a domain whose map cannot be
  * opened is shown with the reason, and opening is retried every fetch.
+ * PV stats come from an in-process monitor that samples every set on each
+ * fetch.  It does not create domains' `stats` nodes: a viewer leaves
+ * xenstore as the toolstack (or the agent) made it.
  */
+#include <math.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
 #include "tool.h"
@@ -21,11 +26,13 @@ struct dmap {
     uint32_t domid;
     char name[XENSTATS_DOMAIN_NAME_MAX];
     struct xenstats_vcpu_map *map;
-    bool seen; /* in the current domain list */
+    bool seen;     /* in the current domain list */
+    bool monitored; /* added to the PV stats monitor */
 };
 
 struct top_direct {
     struct xenstats_host *host;
+    struct xenstats_monitor *monitor; /* NULL when the host has no grants/event channels */
     struct dmap *maps;
     size_t nr_maps, cap_maps;
 };
@@ -41,6 +48,17 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+}
+
+static struct xenstats_monitor *new_monitor(struct xenstats_host *host)
+{
+    struct xenstats_monitor_opts mo = {.size = sizeof(mo)};
+
+    /* An update waits for the slowest provider: keep it short. */
+    mo.sample_timeout_ms = 250;
+    mo.min_interval_ms = 1;
+    mo.create_stats_node = false;
+    return xenstats_monitor_new(host, &mo);
 }
 
 struct top_direct *top_direct_open(char *err, size_t errlen)
@@ -61,6 +79,7 @@ struct top_direct *top_direct_open(char *err, size_t errlen)
         free(d);
         return NULL;
     }
+    d->monitor = new_monitor(d->host);
     return d;
 }
 
@@ -73,6 +92,8 @@ void top_direct_close(struct top_direct *d)
     for (i = 0; i < d->nr_maps; i++)
         xenstats_vcpu_map_close(d->maps[i].map);
     free(d->maps);
+    /* Closing its ports lets providers see the monitor leave. */
+    xenstats_monitor_free(d->monitor);
     xenstats_host_close(d->host);
     free(d);
 }
@@ -110,6 +131,9 @@ static struct xenstats_vcpu_map *get_map(struct top_direct *d, const struct xens
     if (m && strcmp(m->name, info->name)) {
         xenstats_vcpu_map_close(m->map);
         m->map = NULL;
+        if (m->monitored)
+            xenstats_monitor_remove_domain(d->monitor, m->domid);
+        m->monitored = false;
         snprintf(m->name, sizeof(m->name), "%s", info->name);
     }
     if (!m) {
@@ -130,6 +154,8 @@ static struct xenstats_vcpu_map *get_map(struct top_direct *d, const struct xens
         snprintf(m->name, sizeof(m->name), "%s", info->name);
     }
     m->seen = true;
+    if (d->monitor && !m->monitored && info->domid != xenstats_host_self_domid(d->host))
+        m->monitored = xenstats_monitor_add_domain(d->monitor, info->domid) >= 0;
     if (!m->map) {
         m->map = xenstats_vcpu_map_open(d->host, info->domid);
         if (!m->map)
@@ -145,6 +171,8 @@ static void drop_unseen(struct top_direct *d)
     while (i < d->nr_maps) {
         if (!d->maps[i].seen) {
             xenstats_vcpu_map_close(d->maps[i].map);
+            if (d->maps[i].monitored)
+                xenstats_monitor_remove_domain(d->monitor, d->maps[i].domid);
             d->maps[i] = d->maps[--d->nr_maps];
             continue;
         }
@@ -199,6 +227,122 @@ out:
     return r;
 }
 
+static char *format_stat(const struct xenstats_pv_stat *st)
+{
+    char buf[64];
+
+    if (!st->valid)
+        return strdup("-");
+    switch (st->type) {
+    case XENSTATS_PV_S64:
+        snprintf(buf, sizeof(buf), "%lld", (long long)st->value.s64);
+        break;
+    case XENSTATS_PV_U64:
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->value.u64);
+        break;
+    case XENSTATS_PV_DOUBLE:
+        /* Spelled as the agent's JSON spells them. */
+        if (isnan(st->value.dbl))
+            return strdup("NaN");
+        if (isinf(st->value.dbl))
+            return strdup(st->value.dbl > 0 ? "+Inf" : "-Inf");
+        snprintf(buf, sizeof(buf), "%.6g", st->value.dbl);
+        break;
+    case XENSTATS_PV_ASCII:
+        return top_escape(st->value.ascii, strnlen(st->value.ascii, 4 * TOP_MAX_STRING));
+    default:
+        return strdup("-");
+    }
+    return strdup(buf);
+}
+
+static char *escape_cstr(const char *s)
+{
+    return top_escape(s ? s : "", s ? strnlen(s, 4 * TOP_MAX_STRING) : 0);
+}
+
+static int fill_set(const struct xenstats_pv_set *pv, struct top_set *set)
+{
+    struct xenstats_pv_set_info info;
+    struct xenstats_pv_stat st;
+    const char *type;
+    uint32_t k;
+
+    xenstats_pv_set_get_info(pv, &info);
+    set->provider = escape_cstr(info.provider);
+    set->set = escape_cstr(info.set);
+    set->state = escape_cstr(xenstats_pv_set_state_name(info.state));
+    set->reason = escape_cstr(info.reason);
+    if (!set->provider || !set->set || !set->state || !set->reason)
+        return -ENOMEM;
+    set->severity = top_set_severity_of(set->state);
+    set->samples = info.samples;
+    set->timeouts = info.timeouts;
+    set->errors = info.errors;
+    set->latency_valid = info.samples > 0;
+    set->latency = (double)info.last_latency_ns / 1e9;
+    if (!info.nr_stats)
+        return 0;
+    set->stats = calloc(info.nr_stats, sizeof(*set->stats));
+    if (!set->stats)
+        return -ENOMEM;
+    for (k = 0; k < info.nr_stats && k < TOP_MAX_STATS; k++) {
+        struct top_stat *out = &set->stats[set->nr_stats];
+
+        if (xenstats_pv_set_get_stat(pv, k, &st) < 0)
+            break;
+        type = xenstats_pv_type_name(st.type);
+        set->nr_stats++;
+        out->name = escape_cstr(st.name);
+        out->type = strdup(type ? type : "-");
+        out->value = format_stat(&st);
+        if (!out->name || !out->type || !out->value)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int cmp_set(const void *a, const void *b)
+{
+    const struct top_set *x = a, *y = b;
+    int r = strcmp(x->provider, y->provider);
+
+    return r ? r : strcmp(x->set, y->set);
+}
+
+/* Hand each monitored set to its domain (sets of unlisted domains are left out). */
+static int fill_sets(struct top_direct *d, struct top_snapshot *snap)
+{
+    size_t n = xenstats_monitor_nr_sets(d->monitor), i;
+    struct top_domain *dom;
+    struct top_set *grown;
+    struct xenstats_pv_set_info info;
+    int r;
+
+    for (i = 0; i < n; i++) {
+        const struct xenstats_pv_set *pv = xenstats_monitor_set(d->monitor, i);
+
+        xenstats_pv_set_get_info(pv, &info);
+        dom = (struct top_domain *)top_snapshot_find(snap, info.domid);
+        if (!dom || dom->nr_sets >= TOP_MAX_SETS)
+            continue;
+        grown = realloc(dom->sets, (dom->nr_sets + 1) * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        dom->sets = grown;
+        memset(&dom->sets[dom->nr_sets], 0, sizeof(*grown));
+        dom->nr_sets++;
+        r = fill_set(pv, &dom->sets[dom->nr_sets - 1]);
+        if (r < 0)
+            return r;
+    }
+    /* In the agent's order: by provider, then set. */
+    for (i = 0; i < snap->nr_domains; i++)
+        if (snap->domains[i].nr_sets > 1)
+            qsort(snap->domains[i].sets, snap->domains[i].nr_sets, sizeof(struct top_set), cmp_set);
+    return 0;
+}
+
 int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct xenstats_domain_info *list = NULL;
@@ -245,7 +389,15 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
     }
     drop_unseen(d);
     free(list);
+    list = NULL;
+    /* Sorted by domid first, so sets find their domain. */
     r = top_snapshot_finish(snap, err, errlen);
+    if (r == 0 && d->monitor) {
+        xenstats_monitor_sample(d->monitor);
+        if (fill_sets(d, snap) < 0)
+            goto oom;
+        r = top_snapshot_finish(snap, err, errlen); /* worst states */
+    }
     if (r < 0) {
         top_snapshot_free(snap);
         return r;

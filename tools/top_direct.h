@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * xenstats top --direct: the host read in-process, with no agent: each
- * domain's vCPU statistics through the vcpu library.
+ * domain's vCPU statistics through the vcpu library, its PV stats sets
+ * through a monitor of our own.
  */
 #ifndef XENSTATS_TOP_DIRECT_H
 #define XENSTATS_TOP_DIRECT_H

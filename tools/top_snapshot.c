@@ -521,13 +521,14 @@ void top_snapshot_free(struct top_snapshot *snap)
 
     if (!snap)
         return;
-    for (i = 0; i < snap->nr_domains; i++) {
+    /* A parse that failed half-way leaves counts without arrays. */
+    for (i = 0; snap->domains && i < snap->nr_domains; i++) {
         struct top_domain *d = &snap->domains[i];
 
-        for (j = 0; j < d->nr_sets; j++) {
+        for (j = 0; d->sets && j < d->nr_sets; j++) {
             struct top_set *set = &d->sets[j];
 
-            for (k = 0; k < set->nr_stats; k++) {
+            for (k = 0; set->stats && k < set->nr_stats; k++) {
                 free(set->stats[k].name);
                 free(set->stats[k].type);
                 free(set->stats[k].value);

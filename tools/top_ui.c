@@ -246,8 +246,9 @@ static void build_domain_lines(struct ui *ui, const struct top_domain *d, struct
     lines_add(l, A_NORMAL, "domain %u  name %s  vCPUs %u  vCPU statistics: %s%s%s", d->domid, d->name, d->nr_vcpus,
               d->vcpu_source ? d->vcpu_source : "-", d->vcpu_error ? " - " : "", d->vcpu_error ? d->vcpu_error : "");
     format_share_cells(cells, d->share_valid, d->share);
-    lines_add(l, A_NORMAL, "interval: running %s%%  runnable %s%%  blocked %s%%  offline %s%%  changes/s %s", cells[0],
-              cells[1], cells[2], cells[3],
+    lines_add(l, A_NORMAL, "interval: running %s%s  runnable %s%s  blocked %s%s  offline %s%s  changes/s %s", cells[0],
+              d->share_valid[0] ? "%" : "", cells[1], d->share_valid[1] ? "%" : "", cells[2],
+              d->share_valid[2] ? "%" : "", cells[3], d->share_valid[3] ? "%" : "",
               d->rate_valid ? (snprintf(rate, sizeof(rate), "%.1f", d->changes_per_s), rate) : "-");
     lines_add(l, A_NORMAL, "%s", "");
     lines_add(l, A_REVERSE, "%5s %-9s %9s %10s %9s %9s %10s %12s", "VCPU", "STATE", "RUNNING%", "RUNNABLE%", "BLOCKED%",

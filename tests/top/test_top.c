@@ -328,6 +328,10 @@ static void test_malformed(void **state)
     expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"pv_sets\":[{\"provider\":\"p\",\"set\":\"a\","
                "\"state\":\"active\",\"samples\":-3}]}]}",
                "samples: negative");
+    /* Fails after the sets were counted, before they were parsed: freed cleanly. */
+    expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"vcpus\":[{\"vcpu\":\"x\"}],"
+               "\"pv_sets\":[{},{}]}]}",
+               "domains[0].vcpus[0].vcpu: expected an integer");
     /* Nesting deeper than the tokenizer allows. */
     for (i = 0; i < 2000; i++)
         deep[i] = '[';
