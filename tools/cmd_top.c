@@ -209,7 +209,10 @@ int cmd_top(int argc, char **argv)
     /* The first fetch decides: an unreachable agent is an error, not an empty screen. */
     r = top_source_fetch(src, &first, err, sizeof(err));
     if (r < 0) {
-        fail(CMD, "%s", err);
+        if (tool_stop) /* interrupted while waiting: not an error */
+            status = 0;
+        else
+            fail(CMD, "%s", err);
         goto out;
     }
     if (o.batch)

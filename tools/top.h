@@ -213,12 +213,13 @@ int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, 
 #define TOP_HTTP_MAX_BODY (256u << 20)
 
 /*
- * GET url with HTTP/1.1 and Connection: close, all within timeout_ms.
+ * GET url with HTTP/1.1 and Connection: close, all within timeout_ms; a
+ * signal that sets *cancel (may be NULL) ends it early with -EINTR.
  * Returns 0 and a NUL-terminated body the caller frees, or a negative errno
  * with a reason (see top_source_fetch()).
  */
-int top_http_get(const struct top_url *url, int timeout_ms, char **ret_body, size_t *ret_len, char *err,
-                 size_t errlen);
+int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *cancel, char **ret_body,
+                 size_t *ret_len, char *err, size_t errlen);
 
 /*
  * Decode an HTTP response of `len` bytes in place: check the status line,

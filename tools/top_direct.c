@@ -180,7 +180,7 @@ static void drop_unseen(struct top_direct *d)
     }
 }
 
-static int fill_vcpus(struct xenstats_vcpu_map *map, struct top_domain *dom)
+static int fill_vcpus(struct xenstats_vcpu_map *map, struct top_domain *dom, uint64_t *ret_now)
 {
     struct xenstats_vcpu_sample *samples;
     uint64_t now = 0, times[TOP_NR_RUNSTATES];
@@ -203,6 +203,7 @@ static int fill_vcpus(struct xenstats_vcpu_map *map, struct top_domain *dom)
         goto out;
     if (xenstats_vcpu_map_clock(map, &now) < 0)
         now = 0;
+    *ret_now = now;
     for (i = 0; i < n; i++) {
         struct top_vcpu *v = &dom->vcpus[i];
         const struct xenstats_vcpu_sample *smp = &samples[i];
@@ -348,6 +349,7 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
     struct xenstats_domain_info *list = NULL;
     struct top_snapshot *snap = NULL;
     struct timespec wall;
+    bool have_clock = false;
     size_t n = 0, i;
     int r;
 
@@ -370,6 +372,7 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
     for (i = 0; i < n; i++) {
         struct top_domain *dom = &snap->domains[snap->nr_domains++];
         struct xenstats_vcpu_map *map;
+        uint64_t now = 0;
         int why = 0;
 
         dom->domid = list[i].domid;
@@ -380,7 +383,15 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
             goto oom;
         map = get_map(d, &list[i], &why);
         if (map)
-            why = fill_vcpus(map, dom);
+            why = fill_vcpus(map, dom, &now);
+        /*
+         * The times are projected to the producer's clock: the interval
+         * must be measured on it too (the emulated one moves in ticks).
+         */
+        if (now && !have_clock) {
+            snap->monotonic_ns = now;
+            have_clock = true;
+        }
         if (why == -ENOMEM)
             goto oom;
         dom->vcpu_source = strdup(map && !why ? "resource" : "none");

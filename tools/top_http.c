@@ -25,6 +25,12 @@
 
 #define MAX_HEADER (64u << 10)
 
+/* When the exchange must end: a time, or earlier when *cancel turns non-zero. */
+struct deadline {
+    struct timespec at;
+    const volatile int *cancel;
+};
+
 static int say(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static int say(char *err, size_t errlen, int r, const char *fmt, ...)
@@ -110,23 +116,26 @@ static int remaining_ms(const struct timespec *deadline)
 }
 
 /* Wait for `events` on fd until the deadline: 0, -ETIMEDOUT or -errno. */
-static int wait_fd(int fd, short events, const struct timespec *deadline)
+static int wait_fd(int fd, short events, const struct deadline *deadline)
 {
     struct pollfd pfd = {.fd = fd, .events = events};
     int r;
 
     for (;;) {
-        r = poll(&pfd, 1, remaining_ms(deadline));
+        r = poll(&pfd, 1, remaining_ms(&deadline->at));
         if (r > 0)
             return 0;
         if (r == 0)
             return -ETIMEDOUT;
         if (errno != EINTR)
             return -errno;
+        /* Other signals (a terminal resize) do not end the exchange. */
+        if (deadline->cancel && *deadline->cancel)
+            return -EINTR;
     }
 }
 
-static int connect_one(const struct addrinfo *ai, const struct timespec *deadline)
+static int connect_one(const struct addrinfo *ai, const struct deadline *deadline)
 {
     socklen_t len = sizeof(int);
     int fd, r, soerr = 0;
@@ -157,7 +166,7 @@ fail:
     return r;
 }
 
-static int send_all(int fd, const char *buf, size_t len, const struct timespec *deadline)
+static int send_all(int fd, const char *buf, size_t len, const struct deadline *deadline)
 {
     ssize_t n;
     int r;
@@ -181,7 +190,7 @@ static int send_all(int fd, const char *buf, size_t len, const struct timespec *
 }
 
 /* Read until EOF, at most max bytes. */
-static int recv_all(int fd, size_t max, const struct timespec *deadline, char **ret_buf, size_t *ret_len)
+static int recv_all(int fd, size_t max, const struct deadline *deadline, char **ret_buf, size_t *ret_len)
 {
     size_t len = 0, cap = 0;
     char *buf = NULL, *nbuf;
@@ -370,22 +379,22 @@ int top_http_parse_response(char *buf, size_t len, char **ret_body, size_t *ret_
     return 0;
 }
 
-int top_http_get(const struct top_url *url, int timeout_ms, char **ret_body, size_t *ret_len, char *err,
-                 size_t errlen)
+int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *cancel, char **ret_body,
+                 size_t *ret_len, char *err, size_t errlen)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG}, *ais = NULL, *ai;
-    struct timespec deadline;
+    struct deadline deadline = {.cancel = cancel};
     char *request = NULL, *buf = NULL, *body, *copy;
     size_t len = 0, body_len = 0;
     int fd = -1, r, gai;
     bool v6 = strchr(url->host, ':') != NULL;
 
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
+    clock_gettime(CLOCK_MONOTONIC, &deadline.at);
+    deadline.at.tv_sec += timeout_ms / 1000;
+    deadline.at.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.at.tv_nsec >= 1000000000L) {
+        deadline.at.tv_sec++;
+        deadline.at.tv_nsec -= 1000000000L;
     }
     gai = getaddrinfo(url->host, url->port, &hints, &ais);
     if (gai)

@@ -12,6 +12,7 @@
 
 #include <xenstats/vcpu.h>
 
+#include "tool.h"
 #include "top.h"
 #include "top_direct.h"
 #include "util/util.h"
@@ -100,7 +101,7 @@ int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot,
 
     if (src->direct)
         return top_direct_fetch(src->host, ret_snapshot, err, errlen);
-    r = top_http_get(&src->url, FETCH_TIMEOUT_MS, &body, &len, why, sizeof(why));
+    r = top_http_get(&src->url, FETCH_TIMEOUT_MS, &tool_stop, &body, &len, why, sizeof(why));
     if (r < 0) {
         if (r == -EPROTO)
             say(err, errlen, "bad answer from %s: %s", src->name, why);

@@ -707,6 +707,8 @@ int top_ui_run(struct top_source *src, struct top_snapshot *first, const struct 
         now = monotonic_ns();
         if (now >= ui.next_fetch) {
             update(&ui);
+            if (ui.quit) /* the last of --iterations: show it before leaving */
+                draw(&ui);
             continue;
         }
         wait_ms = (int)((ui.next_fetch - now) / 1000000ULL) + 1;

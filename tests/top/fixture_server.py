@@ -11,12 +11,13 @@ computes are exact whatever the timing:
   domid 5 hostile name with control characters, 1 vCPU offline 100%
 Other prefixes serve broken answers: /garbage (not JSON), /wrongtype (JSON
 that breaks the contract), /missing (HTTP 404), /stuck (the same snapshot
-every time).  Writes the port it listens on to the file named by argv[1].
+every time), /slow (answers after 8 s).  Writes the port it listens on to the file named by argv[1].
 """
 import http.server
 import json
 import sys
 import threading
+import time
 
 lock = threading.Lock()
 counter = {"n": 0}
@@ -79,6 +80,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 counter["n"] += 1
                 k = counter["n"]
             self.reply(200, json.dumps(snapshot(k)))
+        elif path == "/slow/api/v1/snapshot":
+            time.sleep(8)
+            self.reply(200, json.dumps(snapshot(1)))
         elif path == "/stuck/api/v1/snapshot":
             self.reply(200, json.dumps(snapshot(1)))
         elif path == "/garbage/api/v1/snapshot":

@@ -61,6 +61,20 @@ pass "batch when stdout is not a terminal"
 expect_fail "agent not sampling" "did not change" \
     timeout 20 "$XENSTATS" top -b -n 1 -d 100ms --url "$SERVER_URL/stuck"
 
+# A server that accepts and never answers in time: a timeout, not a hang.
+expect_fail "agent too slow" "no complete answer within 5000 ms" "$XENSTATS" top -b -n 1 --url "$SERVER_URL/slow"
+# ...and SIGTERM cuts the wait short.
+"$XENSTATS" top -b --url "$SERVER_URL/slow" >"$out" 2>&1 &
+pid=$!
+sleep 0.5
+start=$(date +%s%N)
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 0 ] || fail "SIGTERM while fetching: exit $rc: $(cat "$out")"
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ] || fail "SIGTERM while fetching took over 2 s"
+pass "SIGTERM while waiting for the agent"
+
 # SIGTERM ends batch mode cleanly.
 "$XENSTATS" top -b -d 100ms --url "$SERVER_URL/good" >"$out" 2>&1 &
 pid=$!
