@@ -59,14 +59,15 @@ static struct guest_stat *stats_append(struct guest_stats *list, const char *nam
         errno = EINVAL;
         return NULL;
     }
+    /* Full first: past the cap every further line costs O(1). */
+    if (list->count >= GUEST_STATS_MAX) {
+        errno = E2BIG;
+        return NULL;
+    }
     /* Lists are small (tens of entries); a linear check keeps names unique
      * without an index, and the cap bounds the quadratic worst case. */
     if (guest_stats_find(list, name, list->count)) {
         errno = EEXIST;
-        return NULL;
-    }
-    if (list->count >= GUEST_STATS_MAX) {
-        errno = E2BIG;
         return NULL;
     }
     if (list->count == list->capacity) {
@@ -214,15 +215,15 @@ static struct guest_device *devices_append(struct guest_devices *list, const cha
         errno = EINVAL;
         return NULL;
     }
+    if (list->count >= GUEST_DEVICES_MAX) {
+        errno = E2BIG;
+        return NULL;
+    }
     for (i = 0; i < list->count; i++) {
         if (strlen(list->dev[i].name) == n && !memcmp(list->dev[i].name, name, n)) {
             errno = EEXIST;
             return NULL;
         }
-    }
-    if (list->count >= GUEST_DEVICES_MAX) {
-        errno = E2BIG;
-        return NULL;
     }
     if (list->count == list->capacity) {
         size_t cap = list->capacity ? list->capacity * 2 : 8;
