@@ -29,6 +29,7 @@
 #include "export/export.h"
 #include "tool.h"
 #include "util/util.h"
+#include "vcpu_fallback.h"
 
 #define CMD "agent"
 #define DEFAULT_PORT 9740
@@ -98,7 +99,7 @@ static void try_map(struct agent *a, struct tracked *t)
 {
     if (t->map || t->retry_in-- > 0)
         return;
-    t->map = xenstats_vcpu_map_open(a->host, t->info.domid);
+    t->map = tool_vcpu_map_open(a->host, t->info.domid);
     free(t->vcpu_error);
     t->vcpu_error = NULL;
     if (t->map)
@@ -204,7 +205,8 @@ static void fill_vcpus(struct agent *a, struct tracked *t, struct snap_domain *d
         a->errors++;
         return;
     }
-    d->vcpu_source = VCPU_SOURCE_RESOURCE;
+    d->vcpu_source = xenstats_vcpu_map_source(t->map) == XENSTATS_VCPU_SOURCE_HYPERCALL ? VCPU_SOURCE_HYPERCALL
+                                                                                         : VCPU_SOURCE_RESOURCE;
     d->nr_vcpus = n;
     for (i = 0; i < n; i++) {
         struct snap_vcpu *v = &d->vcpus[i];

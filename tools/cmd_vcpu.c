@@ -13,6 +13,7 @@
 
 #include "tool.h"
 #include "util/util.h"
+#include "vcpu_fallback.h"
 
 #define CMD "vcpu"
 
@@ -292,7 +293,7 @@ int cmd_vcpu(int argc, char **argv)
             return 1;
         if (tool_resolve_domain(CMD, host, domarg, &info))
             goto out;
-        map = xenstats_vcpu_map_open(host, info.domid);
+        map = tool_vcpu_map_open(host, info.domid);
         if (!map) {
             fail(CMD, "domain %u (%s): %s", info.domid, info.name, open_error(-errno));
             goto out;

@@ -142,6 +142,26 @@ int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint
  */
 int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now);
 
+/*
+ * ---- Fallback for hosts without the resource (every stock Xen) ----------
+ * A map whose snapshots make one hypercall per vCPU (xc_vcpu_getinfo() on
+ * Xen) instead of reading a shared region.  Its samples hold RUNNING_TIME
+ * (the vCPU's running time up to the call), STATE (from the online,
+ * blocked and running flags) and UPDATE_TIME (the map's clock at the
+ * call); every other counter is INACTIVE, never zero.  The staleness rule
+ * and xenstats_vcpu_map_clock() work as for a region; dumps do not
+ * (-EOPNOTSUPP).  Errors: -ESRCH (no such domain), -EOPNOTSUPP (the host
+ * has no such call: the emulated host), -EPERM/-EACCES (not privileged).
+ * Caller frees with xenstats_vcpu_map_close().
+ */
+struct xenstats_vcpu_map *xenstats_vcpu_map_open_hypercall(struct xenstats_host *host, uint32_t domid);
+
+enum xenstats_vcpu_source {
+    XENSTATS_VCPU_SOURCE_RESOURCE = 1,  /* a region: shared memory, a file, a buffer */
+    XENSTATS_VCPU_SOURCE_HYPERCALL = 2, /* xenstats_vcpu_map_open_hypercall() */
+};
+enum xenstats_vcpu_source xenstats_vcpu_map_source(const struct xenstats_vcpu_map *map);
+
 /* Name of counter idx ("running_time", ...), NULL if unknown. */
 const char *xenstats_vcpu_counter_name(unsigned int idx);
 /* Name of a runstate ("running", ...), NULL if out of range. */

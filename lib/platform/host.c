@@ -6,20 +6,32 @@
 #include "platform.h"
 #include "util/util.h"
 
+/* A Xen host shows its devices: privcmd in dom0 (and in a guest that
+ * loads it), xenbus and evtchn in every PV or PVH guest. */
+static bool on_xen(void)
+{
+    static const char *const devices[] = {"/dev/xen/privcmd", "/proc/xen/privcmd", "/dev/xen/xenbus",
+                                          "/dev/xen/evtchn"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(devices); i++)
+        if (access(devices[i], F_OK) == 0)
+            return true;
+    return false;
+}
+
 static const struct platform_backend *pick_backend(enum xenstats_backend wanted)
 {
     switch (wanted) {
     case XENSTATS_BACKEND_EMU:
         return &platform_backend_emu;
     case XENSTATS_BACKEND_XEN:
-        return NULL; /* not built in yet */
+        return &platform_backend_xen;
     case XENSTATS_BACKEND_AUTO:
     default:
+        /* The emulator's environment wins: it may well run on a Xen host. */
         if (getenv("XENSTATS_EMU_DIR"))
             return &platform_backend_emu;
-        if (access("/dev/xen/privcmd", F_OK) == 0 || access("/proc/xen/privcmd", F_OK) == 0)
-            return NULL;
-        return &platform_backend_emu;
+        return on_xen() ? &platform_backend_xen : &platform_backend_emu;
     }
 }
 
@@ -29,11 +41,6 @@ struct xenstats_host *xenstats_host_open(enum xenstats_backend backend)
     struct xenstats_host *host;
     int r;
 
-    if (!b) {
-        log_error("the xen backend is not built into this libxenstats");
-        errno = ENOTSUP;
-        return NULL;
-    }
     host = calloc(1, sizeof(*host));
     if (!host) {
         errno = ENOMEM;

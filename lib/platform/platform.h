@@ -8,6 +8,7 @@
 #ifndef XENSTATS_PLATFORM_H
 #define XENSTATS_PLATFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,10 +16,24 @@
 
 struct platform;
 
+/* One vCPU as xc_vcpu_getinfo() tells it (XEN_DOMCTL_getvcpuinfo). */
+struct platform_vcpu_info {
+    uint64_t cpu_time_ns; /* time spent running, up to the call */
+    uint32_t cpu;         /* pCPU it runs or last ran on */
+    bool online, blocked, running;
+};
+
 /* Domain list and information (libxenctrl's xc_domain_getinfolist). */
 struct platform_domain_ops {
     int (*list)(struct platform *p, struct xenstats_domain_info **ret_domains, size_t *ret_count);
     int (*info)(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info);
+    /*
+     * One vCPU through a hypercall, the fallback for hosts without the
+     * vCPU statistics resource (lib/vcpu/hypercall.c).  NULL when the
+     * backend has no such call.  -ESRCH no domain, -EINVAL/-ESRCH no such
+     * vCPU, -EPERM not privileged.
+     */
+    int (*vcpu_info)(struct platform *p, uint32_t domid, uint32_t vcpu, struct platform_vcpu_info *ret_info);
 };
 
 /*
@@ -145,6 +160,7 @@ struct platform {
 };
 
 extern const struct platform_backend platform_backend_emu;
+extern const struct platform_backend platform_backend_xen;
 
 /* struct xenstats_host is the public face of struct platform. */
 struct xenstats_host {

@@ -27,6 +27,8 @@ struct xenstats_vcpu_map {
     struct xenstats_host *host; /* live producer, NULL for files/memory */
     struct platform_resource resource;
     void *owned; /* file contents */
+    bool hypercall; /* no region: samples come from vcpu_hypercall_read() */
+    uint32_t domid;
 };
 
 static inline uint32_t load32(const void *p)
@@ -246,11 +248,44 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     return map;
 }
 
+/* A map with no region: its layout only carries the vCPU count. */
+struct xenstats_vcpu_map *xenstats_vcpu_map_open_hypercall(struct xenstats_host *host, uint32_t domid)
+{
+    struct platform *p = &host->platform;
+    struct xenstats_domain_info info;
+    struct xenstats_vcpu_sample probe;
+    struct xenstats_vcpu_map *map;
+    int r;
+
+    r = p->backend->domain->info(p, domid, &info);
+    if (r < 0)
+        return set_errno(r), NULL;
+    /* Ask once now, so that a refusal shows at open, not at the first sample. */
+    r = vcpu_hypercall_read(host, domid, 0, &probe);
+    if (r < 0)
+        return set_errno(r), NULL;
+    map = calloc(1, sizeof(*map));
+    if (!map)
+        return set_errno(-ENOMEM), NULL;
+    map->layout.size = XEN_VCPU_STATS_RECORD_SIZE;
+    map->layout.nr_vcpus = info.nr_vcpus;
+    map->max_retries = XENSTATS_VCPU_DEFAULT_MAX_RETRIES;
+    map->host = host;
+    map->hypercall = true;
+    map->domid = domid;
+    return map;
+}
+
+enum xenstats_vcpu_source xenstats_vcpu_map_source(const struct xenstats_vcpu_map *map)
+{
+    return map->hypercall ? XENSTATS_VCPU_SOURCE_HYPERCALL : XENSTATS_VCPU_SOURCE_RESOURCE;
+}
+
 void xenstats_vcpu_map_close(struct xenstats_vcpu_map *map)
 {
     if (!map)
         return;
-    if (map->host)
+    if (map->host && !map->hypercall)
         map->host->platform.backend->resource->unmap(&map->host->platform, &map->resource);
     free(map->owned);
     free(map);
@@ -275,6 +310,8 @@ int xenstats_vcpu_map_snapshot(struct xenstats_vcpu_map *map, uint32_t vcpu, str
 {
     if (vcpu >= map->layout.nr_vcpus)
         return set_errno(-ENOENT);
+    if (map->hypercall)
+        return set_errno(vcpu_hypercall_read(map->host, map->domid, vcpu, ret_sample));
     return set_errno(vcpu_record_read(record_at(map, vcpu), map->layout.size, XENSTATS_VCPU_NR_COUNTERS,
                                       map->max_retries, ret_sample));
 }
@@ -287,6 +324,15 @@ int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstat
 
     if (count > map->layout.nr_vcpus)
         return set_errno(-ENOENT);
+    if (map->hypercall) {
+        for (i = 0; i < count; i++) {
+            int r = vcpu_hypercall_read(map->host, map->domid, i, &ret_samples[i]);
+
+            if (r < 0)
+                return set_errno(r);
+        }
+        return 0;
+    }
     if (map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE) {
         /* The producer has every counter we know: constant-size copies. */
         for (i = 0; i < count; i++, record += stride)
@@ -313,6 +359,8 @@ int xenstats_vcpu_map_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
     uint32_t v, attempt;
     size_t i;
 
+    if (map->hypercall)
+        return set_errno(-EOPNOTSUPP);
     if (len < xenstats_vcpu_map_dump_size(map))
         return set_errno(-ENOBUFS);
     for (i = 0; i < map->layout.offset; i += 4)

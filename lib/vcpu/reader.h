@@ -14,4 +14,15 @@
 int vcpu_record_read(const unsigned char *record, uint32_t size, unsigned int nr_known, uint32_t max_retries,
                      struct xenstats_vcpu_sample *ret_sample);
 
+/*
+ * The hypercall fallback (hypercall.c).  vcpu_sample_from_info() turns
+ * what the call gives into a sample stamped `stamp`; vcpu_hypercall_read()
+ * makes the call for one vCPU.
+ */
+struct platform_vcpu_info;
+void vcpu_sample_from_info(const struct platform_vcpu_info *info, uint64_t stamp,
+                           struct xenstats_vcpu_sample *ret_sample);
+int vcpu_hypercall_read(struct xenstats_host *host, uint32_t domid, uint32_t vcpu,
+                        struct xenstats_vcpu_sample *ret_sample);
+
 #endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * xen backend internals shared by xen.c, xen_grant.c and xen_evtchn.c.
+ * Every libxen* handle is opened on first use: a guest has no privcmd
+ * device (no libxenctrl, no foreign memory) but still shares grants and
+ * binds event channels, so nothing is opened that the caller never needs.
+ */
+#ifndef XENSTATS_XEN_BACKEND_H
+#define XENSTATS_XEN_BACKEND_H
+
+#include <pthread.h>
+
+#include <xenctrl.h>
+#include <xenevtchn.h>
+#include <xenforeignmemory.h>
+#include <xengnttab.h>
+#include <xentoollog.h>
+
+#include "platform.h"
+
+/* Routes libxen* messages to the library's log instead of stderr. */
+struct xen_logger {
+    xentoollog_logger vtable;
+};
+
+struct xen_share;
+
+struct xen {
+    pthread_mutex_t lock; /* the lazy opens and the share list */
+    struct xen_logger logger;
+    xc_interface *xc;
+    xenforeignmemory_handle *fmem;
+    struct xs_handle *xs; /* domain names */
+    xengnttab_handle *gnttab;
+    xengntshr_handle *gntshr;
+    struct xen_share *shares;
+};
+
+static inline struct xen *xen_of(struct platform *p)
+{
+    return p->backend_data;
+}
+
+/* The backend's libxenctrl handle, opened on first use; NULL and errno. */
+xc_interface *xen_xc(struct platform *p);
+xentoollog_logger *xen_logger(struct platform *p);
+/* Release the grant handles and forget the shares (xen_grant.c). */
+void xen_grant_release(struct xen *x);
+
+extern const struct platform_grant_ops xen_grant_ops;
+extern const struct platform_evtchn_ops xen_evtchn_ops;
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vCPU statistics on hosts without XENMEM_resource_stats_table: every
+ * stock Xen answers EOPNOTSUPP (xenforeignmemory_resource_size() is not
+ * asked: it lies on 4.17.7), and the tools fall back to one
+ * xc_vcpu_getinfo() per vCPU.
+ */
+#include <stdbool.h>
+
+#include "util/util.h"
+#include "vcpu_fallback.h"
+
+struct xenstats_vcpu_map *tool_vcpu_map_open(struct xenstats_host *host, uint32_t domid)
+{
+    static bool said_unsupported, said_self;
+    struct xenstats_vcpu_map *map;
+    bool self;
+    int err;
+
+    map = xenstats_vcpu_map_open(host, domid);
+    if (map)
+        return map;
+    err = errno;
+    /* Xen refuses acquire_resource on the caller's own domain whatever the
+     * type, so for our own vCPUs the hypercall is the only way on Xen. */
+    self = err == EPERM && domid == xenstats_host_self_domid(host) &&
+           xenstats_host_backend(host) == XENSTATS_BACKEND_XEN;
+    if (err != EOPNOTSUPP && !self) {
+        errno = err;
+        return NULL;
+    }
+    map = xenstats_vcpu_map_open_hypercall(host, domid);
+    if (!map) {
+        /* the emulated host has no such call: keep the region's answer */
+        errno = err;
+        return NULL;
+    }
+    if (err == EOPNOTSUPP && !said_unsupported) {
+        log_warning("this host does not provide vCPU statistics (XENMEM_resource_stats_table unsupported): "
+                    "falling back to xc_vcpu_getinfo(), running time and state only");
+        said_unsupported = true;
+    } else if (self && !said_self) {
+        log_info("domain %u is this domain: its vCPU statistics come from xc_vcpu_getinfo()", domid);
+        said_self = true;
+    }
+    return map;
+}
