@@ -401,16 +401,16 @@ static bool device_set_name(struct publisher *pub, enum kind kind, const char *d
     bool changed = false;
 
     n = (size_t)snprintf(out, outlen, "%s %s", kinds[kind].name, device);
-    if (n >= outlen) {
-        warn_once(pub, "%s device \"%.40s...\" is not published: its name is too long for a set name",
-                  kinds[kind].name, out + strlen(kinds[kind].name) + 1);
-        return false;
-    }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && i + 1 < outlen; i++) {
         if (out[i] < 0x20 || out[i] >= 0x7f) {
             out[i] = '?';
             changed = true;
         }
+    }
+    if (n >= outlen) {
+        warn_once(pub, "%s device \"%.40s...\" is not published: its name is too long for a set name",
+                  kinds[kind].name, out + strlen(kinds[kind].name) + 1);
+        return false;
     }
     if (changed)
         warn_once(pub, "%s device with bytes other than printable ASCII in its name is published as set \"%s\"",
