@@ -130,3 +130,15 @@ pid=$(pgrep -P "$(cat "$XENSTATS_TEST_TMP/top.pid")" -x xenstats) || fail "top i
 kill -TERM "$pid"
 wait_for "EXITED 0"
 pass "SIGTERM exits cleanly"
+
+# The agent goes away: the last snapshot stays, the error shows, q still quits.
+rm -f "$XENSTATS_TEST_TMP/top.pid"
+tmux respawn-pane -k -t "$SESSION" "$RUN"
+wait_for "2      50.0       25.0      25.0       0.0       20.0     1 active"
+stop_server
+wait_for "cannot reach the agent at $SERVER_URL/good"
+screen | grep -qF "     1 web  " || fail "the last snapshot is gone:
+$(screen)"
+tmux send-keys -t "$SESSION" q
+wait_for "EXITED 0"
+pass "agent gone: last snapshot kept, error shown"
