@@ -28,6 +28,7 @@ enum view { VIEW_LIST, VIEW_DOMAIN, VIEW_HELP };
 struct line {
     char *text;
     int attr;
+    bool anchor; /* a PV stats set begins here: Tab jumps between them */
 };
 
 struct lines {
@@ -51,6 +52,7 @@ struct ui {
     /* domain view */
     uint32_t shown_domid;
     size_t detail_top;
+    int jump; /* +1/-1: to the next/previous set, resolved when drawn */
     size_t hscroll;
     char status[512];
     bool status_is_error;
@@ -101,6 +103,7 @@ static void lines_add(struct lines *l, int attr, const char *fmt, ...)
         return;
     l->v[l->n].text = text;
     l->v[l->n].attr = attr;
+    l->v[l->n].anchor = false;
     l->n++;
 }
 
@@ -272,6 +275,8 @@ static void build_domain_lines(struct ui *ui, const struct top_domain *d, struct
 
         snprintf(lat, sizeof(lat), set->latency_valid ? "%.3f ms" : "-", set->latency * 1e3);
         lines_add(l, A_NORMAL, "%s", "");
+        if (l->n)
+            l->v[l->n - 1].anchor = true;
         lines_add(l, set->severity == TOP_SET_ACTIVE || set->severity == TOP_SET_SAMPLING ? A_NORMAL : A_BOLD,
                   "%s / %s: %s%s%s  samples %llu  timeouts %llu  errors %llu  latency %s", set->provider, set->set,
                   set->state, set->reason && *set->reason ? " - " : "", set->reason ? set->reason : "",
@@ -299,6 +304,17 @@ static void draw_domain(struct ui *ui)
         build_domain_lines(ui, d, &l);
     else
         lines_add(&l, A_BOLD, "domain %u is gone (Esc: back to the list)", ui->shown_domid);
+    if (ui->jump > 0) {
+        for (i = ui->detail_top + 1; i < l.n && !l.v[i].anchor; i++)
+            ;
+        if (i < l.n)
+            ui->detail_top = i;
+    } else if (ui->jump < 0) {
+        for (i = ui->detail_top < l.n ? ui->detail_top : l.n; i > 0 && !l.v[i - 1].anchor; i--)
+            ;
+        ui->detail_top = i ? i - 1 : 0;
+    }
+    ui->jump = 0;
     if (ui->detail_top + rows > l.n)
         ui->detail_top = l.n > rows ? l.n - rows : 0;
     for (i = 0; i < rows; i++) {
@@ -327,6 +343,7 @@ static const char *const help_text[] = {
     "  Left/Right       scroll sideways when lines are wider than the screen",
     "  Enter            details of the selected domain: vCPUs and PV stats sets",
     "  Esc, q           back from the details; q in the list quits",
+    "  Tab/Shift-Tab, ] [   next / previous PV stats set in the details",
     "  s / S            sort by the next / previous column",
     "  i n v u w b o c p x   sort by domid, name, vcpus, running, runnable,",
     "                   blocked, offline, changes, sets, worst set state",
@@ -612,7 +629,12 @@ static void handle_key(struct ui *ui, int ch)
             ui->hscroll = 0;
             return;
         }
-        scroll_key(ui, ch, &ui->detail_top);
+        if (ch == '\t' || ch == ']')
+            ui->jump = 1;
+        else if (ch == KEY_BTAB || ch == '[')
+            ui->jump = -1;
+        else
+            scroll_key(ui, ch, &ui->detail_top);
         return;
     }
     switch (ch) {
