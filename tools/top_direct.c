@@ -8,8 +8,8 @@
  * fetch.  It does not create domains' `stats` nodes: a viewer leaves
  * xenstore as the toolstack (or the agent) made it.
  */
-#include <math.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>

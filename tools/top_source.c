@@ -8,14 +8,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <xenstats/vcpu.h>
 
 #include "tool.h"
 #include "top.h"
 #include "top_direct.h"
-#include "util/util.h"
 
 /* The agent answers from memory; anything slower than this is wedged. */
 #define FETCH_TIMEOUT_MS 5000

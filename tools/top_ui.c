@@ -241,7 +241,7 @@ static void draw_list(struct ui *ui)
     }
 }
 
-static void build_domain_lines(struct ui *ui, const struct top_domain *d, struct lines *l)
+static void build_domain_lines(const struct top_domain *d, struct lines *l)
 {
     char cells[TOP_NR_RUNSTATES][16], rate[32], run[32], lat[32];
     size_t i, j;
@@ -288,7 +288,6 @@ static void build_domain_lines(struct ui *ui, const struct top_domain *d, struct
             lines_add(l, A_NORMAL, "    %-32s %-7s %s", set->stats[j].name, set->stats[j].type,
                       set->stats[j].value);
     }
-    (void)ui;
 }
 
 static void draw_domain(struct ui *ui)
@@ -301,7 +300,7 @@ static void draw_domain(struct ui *ui)
     snprintf(what, sizeof(what), "domain %u", ui->shown_domid);
     draw_title(ui, what);
     if (d)
-        build_domain_lines(ui, d, &l);
+        build_domain_lines(d, &l);
     else
         lines_add(&l, A_BOLD, "domain %u is gone (Esc: back to the list)", ui->shown_domid);
     if (ui->jump > 0) {
