@@ -236,59 +236,84 @@ static int compare_sets(const void *x, const void *y)
     return c ? c : strcmp(a->set, b->set);
 }
 
-static void fill_sets(struct agent *a, struct snap_domain *d, struct snapshot *s)
+static struct snap_domain *find_domain(struct snapshot *s, uint32_t domid)
 {
-    size_t n = a->monitor ? xenstats_monitor_nr_sets(a->monitor) : 0, i, count = 0;
+    uint32_t lo = 0, hi = s->nr_domains;
+
+    /* the snapshot's domains are sorted by domid */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (s->domains[mid].domid == domid)
+            return &s->domains[mid];
+        if (s->domains[mid].domid < domid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, const struct xenstats_pv_set_info *info)
+{
+    out->provider = dup_or_empty(info->provider);
+    out->set = dup_or_empty(info->set);
+    out->reason = dup_or_empty(info->reason);
+    out->state = info->state;
+    out->samples = info->samples;
+    out->timeouts = info->timeouts;
+    out->errors = info->errors;
+    out->latency_ns = info->last_latency_ns;
+    out->stats = info->nr_stats ? calloc(info->nr_stats, sizeof(*out->stats)) : NULL;
+    if (!out->stats)
+        return;
+    out->nr_stats = info->nr_stats;
+    for (uint32_t k = 0; k < info->nr_stats; k++) {
+        struct xenstats_pv_stat st;
+        struct snap_stat *o = &out->stats[k];
+
+        if (xenstats_pv_set_get_stat(set, k, &st) < 0)
+            break;
+        o->name = dup_or_empty(st.name);
+        o->type = (uint8_t)st.type;
+        o->valid = st.valid;
+        if (st.type == XENSTATS_PV_ASCII)
+            o->ascii = dup_or_empty(st.valid ? st.value.ascii : "");
+        else
+            o->v.u64 = st.value.u64; /* the union's bits, whatever the type */
+    }
+}
+
+/* Every monitored set into its domain: one pass to count, one to fill. */
+static void fill_sets(struct agent *a, struct snapshot *s)
+{
+    size_t n = a->monitor ? xenstats_monitor_nr_sets(a->monitor) : 0, i;
+    struct xenstats_pv_set_info info;
+    struct snap_domain *d;
 
     for (i = 0; i < n; i++) {
-        struct xenstats_pv_set_info info;
-
         xenstats_pv_set_get_info(xenstats_monitor_set(a->monitor, i), &info);
-        count += info.domid == d->domid;
+        d = find_domain(s, info.domid);
+        if (d)
+            d->nr_sets++; /* capacity for now */
     }
-    if (!count)
-        return;
-    d->sets = calloc(count, sizeof(*d->sets));
-    if (!d->sets)
-        return;
+    for (i = 0; i < s->nr_domains; i++) {
+        d = &s->domains[i];
+        d->sets = d->nr_sets ? calloc(d->nr_sets, sizeof(*d->sets)) : NULL;
+        d->nr_sets = 0;
+    }
     for (i = 0; i < n; i++) {
         const struct xenstats_pv_set *set = xenstats_monitor_set(a->monitor, i);
-        struct xenstats_pv_set_info info;
-        struct snap_set *out;
 
         xenstats_pv_set_get_info(set, &info);
-        if (info.domid != d->domid)
+        d = find_domain(s, info.domid);
+        if (!d || !d->sets)
             continue;
-        out = &d->sets[d->nr_sets++];
-        out->provider = dup_or_empty(info.provider);
-        out->set = dup_or_empty(info.set);
-        out->reason = dup_or_empty(info.reason);
-        out->state = info.state;
-        out->samples = info.samples;
-        out->timeouts = info.timeouts;
-        out->errors = info.errors;
-        out->latency_ns = info.last_latency_ns;
+        fill_set(&d->sets[d->nr_sets++], set, &info);
         s->agent.sets_by_state[info.state < 6 ? info.state : 0]++;
-        out->stats = info.nr_stats ? calloc(info.nr_stats, sizeof(*out->stats)) : NULL;
-        if (!out->stats)
-            continue;
-        out->nr_stats = info.nr_stats;
-        for (uint32_t k = 0; k < info.nr_stats; k++) {
-            struct xenstats_pv_stat st;
-            struct snap_stat *o = &out->stats[k];
-
-            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
-                break;
-            o->name = dup_or_empty(st.name);
-            o->type = (uint8_t)st.type;
-            o->valid = st.valid;
-            if (st.type == XENSTATS_PV_ASCII)
-                o->ascii = dup_or_empty(st.valid ? st.value.ascii : "");
-            else
-                o->v.u64 = st.value.u64; /* the union's bits, whatever the type */
-        }
     }
-    qsort(d->sets, d->nr_sets, sizeof(*d->sets), compare_sets);
+    for (i = 0; i < s->nr_domains; i++)
+        qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct snap_set), compare_sets);
 }
 
 static void count_providers(struct snapshot *s)
@@ -336,9 +361,9 @@ static void publish_snapshot(struct agent *a)
         snprintf(d->name, sizeof(d->name), "%s", t->info.name);
         d->nr_vcpus = t->info.nr_vcpus;
         fill_vcpus(a, t, d);
-        fill_sets(a, d, s);
     }
     s->nr_domains = n;
+    fill_sets(a, s);
     count_providers(s);
     a->samples++;
     s->agent.samples = a->samples;
