@@ -11,30 +11,6 @@ SESSION="xenstats-top-test-$$"
 export TMUX_TMPDIR="$XENSTATS_TEST_TMP"
 trap 'rc=$?; tmux kill-server 2>/dev/null; stop_server; (exit $rc); cleanup' EXIT
 
-screen() { tmux capture-pane -p -t "$SESSION"; }
-
-# wait_for TEXT: until the screen shows TEXT (fixed string), at most 10 s.
-wait_for() {
-    local i
-    for i in $(seq 1 100); do
-        screen | grep -qF -- "$1" && return 0
-        sleep 0.1
-    done
-    fail "screen lacks '$1':
-$(screen)"
-}
-
-# wait_gone TEXT: until the screen no longer shows TEXT.
-wait_gone() {
-    local i
-    for i in $(seq 1 100); do
-        screen | grep -qF -- "$1" || return 0
-        sleep 0.1
-    done
-    fail "screen still shows '$1':
-$(screen)"
-}
-
 # Rows of the list in screen order: their domids.
 domids() { screen | awk 'NR > 2 && $1 ~ /^[0-9]+$/ { printf "%s ", $1 }'; }
 

@@ -34,3 +34,28 @@ start_server() {
 dead_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+
+# Reading the live view in a tmux session named $SESSION:
+screen() { tmux capture-pane -p -t "$SESSION"; }
+
+# wait_for TEXT: until the screen shows TEXT (fixed string), at most 10 s.
+wait_for() {
+    local i
+    for i in $(seq 1 100); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    fail "screen lacks '$1':
+$(screen)"
+}
+
+# wait_gone TEXT: until the screen no longer shows TEXT.
+wait_gone() {
+    local i
+    for i in $(seq 1 100); do
+        screen | grep -qF -- "$1" || return 0
+        sleep 0.1
+    done
+    fail "screen still shows '$1':
+$(screen)"
+}
