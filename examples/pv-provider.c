@@ -100,8 +100,10 @@ int main(void)
     while (!stop) {
         struct pollfd pfd = {.fd = xenstats_provider_fd(provider), .events = POLLIN};
 
-        if (poll(&pfd, 1, -1) > 0)
-            xenstats_provider_dispatch(provider);
+        if (poll(&pfd, 1, -1) > 0 && xenstats_provider_dispatch(provider) < 0 && errno == ESRCH) {
+            fprintf(stderr, "pv-provider: the domain is gone\n");
+            break;
+        }
     }
     /* Withdraws every set: the monitor sees the set go away cleanly. */
     xenstats_provider_free(provider);

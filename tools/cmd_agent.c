@@ -597,9 +597,15 @@ static int run(struct agent *a)
                 if (read(a->tfd, &ticks, sizeof(ticks)) > 0 && !a->collecting)
                     start_round(a);
                 break;
-            case TAG_MONITOR:
-                xenstats_monitor_dispatch(a->monitor, 0);
+            case TAG_MONITOR: {
+                int r = xenstats_monitor_dispatch(a->monitor, 0);
+
+                /* xenstore or the event channel device is gone: exit non-zero
+                 * and let the service manager start us again */
+                if (r < 0 && r != -EINTR)
+                    return fail(CMD, "lost the host: %s", strerror(-r));
                 break;
+            }
             }
         }
         maybe_finish_round(a);

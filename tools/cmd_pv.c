@@ -238,7 +238,11 @@ int cmd_pv(int argc, char **argv)
     while (!tool_stop && (!o.count || done < o.count)) {
         uint64_t start = monotonic_ns();
 
-        xenstats_monitor_sample(m);
+        r = xenstats_monitor_sample(m);
+        if (r < 0) {
+            fail(CMD, "the host went away: %s", strerror(-r));
+            goto out;
+        }
         print_sets(m, o.json);
         done++;
         if (o.count && done >= o.count)
@@ -246,7 +250,11 @@ int cmd_pv(int argc, char **argv)
         while (!tool_stop && monotonic_ns() - start < o.interval_ns) {
             uint64_t left = o.interval_ns - (monotonic_ns() - start);
 
-            xenstats_monitor_dispatch(m, (int)(left / 1000000ULL) + 1);
+            r = xenstats_monitor_dispatch(m, (int)(left / 1000000ULL) + 1);
+            if (r < 0 && r != -EINTR) {
+                fail(CMD, "the host went away: %s", strerror(-r));
+                goto out;
+            }
         }
     }
     status = 0;

@@ -167,7 +167,9 @@ int xenstats_monitor_remove_domain(struct xenstats_monitor *monitor, uint32_t do
 /*
  * Handle whatever is ready (xenstore watches, provider signals, timeouts),
  * waiting up to timeout_ms (0: do not wait; -1: until something happens).
- * Returns the number of events handled (>= 0).
+ * Returns the number of events handled (>= 0), or a negative errno once
+ * xenstore or the event channel device is gone (the monitor is then of no
+ * further use: free it).
  */
 int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms);
 
@@ -179,7 +181,8 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor);
 
 /*
  * Request a sample of every set and dispatch until all answered or timed
- * out.  Returns the number of sets that answered.
+ * out.  Returns the number of sets that answered, or a negative errno as
+ * xenstats_monitor_dispatch().
  */
 int xenstats_monitor_sample(struct xenstats_monitor *monitor);
 

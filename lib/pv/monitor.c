@@ -89,6 +89,7 @@ struct xenstats_monitor {
     size_t list_len, list_cap;
     bool list_dirty;
     bool release_watched;
+    int broken; /* -errno once xenstore or the event channel device is gone */
 };
 
 enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
@@ -683,7 +684,13 @@ static void handle_events(struct xenstats_monitor *m)
     uint64_t now = monotonic_ns();
     int port, budget = 4096; /* the rest waits for the next round */
 
-    while (budget-- > 0 && (port = ev->pending(m->evtchn)) >= 0) {
+    while (budget-- > 0 && (port = ev->pending(m->evtchn)) != -EAGAIN) {
+        if (port < 0) {
+            /* the event channel device (the host) is gone */
+            log_error("event channels: %s", strerror(-port));
+            m->broken = port;
+            return;
+        }
         struct xenstats_pv_set *s = port_lookup(m, port);
 
         if (!s) {
@@ -755,7 +762,15 @@ static void handle_watches(struct xenstats_monitor *m)
     char **ev;
     int budget = 1024;
 
-    while (budget-- > 0 && (ev = xs_check_watch(m->xs))) {
+    while (budget-- > 0) {
+        ev = xs_check_watch(m->xs);
+        if (!ev) {
+            if (errno != EAGAIN) {
+                log_error("xenstore: %s", strerror(errno));
+                m->broken = negative_errno();
+            }
+            break;
+        }
         const char *path = ev[XS_WATCH_PATH];
         struct mon_domain *d;
 
@@ -785,6 +800,8 @@ int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
     struct epoll_event evs[8];
     int n, i, handled = 0;
 
+    if (monitor->broken)
+        return set_errno(monitor->broken);
     n = epoll_wait(monitor->epfd, evs, 8, timeout_ms);
     if (n < 0 && errno != EINTR)
         return set_errno(negative_errno());
@@ -802,6 +819,8 @@ int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
         }
         handled++;
     }
+    if (monitor->broken)
+        return set_errno(monitor->broken);
     rescan_dirty(monitor);
     arm_timer(monitor);
     return handled;
@@ -829,9 +848,12 @@ int xenstats_monitor_sample(struct xenstats_monitor *monitor)
         for (s = d->sets; s; s = s->next)
             before += s->samples;
     xenstats_monitor_request_all(monitor);
-    while (xenstats_monitor_pending(monitor))
-        if (xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms) < 0 && errno != EINTR)
-            break;
+    while (xenstats_monitor_pending(monitor)) {
+        int r = xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms);
+
+        if (r < 0 && r != -EINTR)
+            return r;
+    }
     for (d = monitor->domains; d; d = d->next)
         for (s = d->sets; s; s = s->next)
             after += s->samples;

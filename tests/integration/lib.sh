@@ -12,6 +12,13 @@ CHECKS=0
 
 cleanup() {
     local rc=$?
+    # whatever the test left running in the background goes too
+    local jobs_left
+    jobs_left=$(jobs -p)
+    if [ -n "$jobs_left" ]; then
+        # shellcheck disable=SC2086
+        kill -TERM $jobs_left 2>/dev/null || true
+    fi
     if [ -n "$EMU_PID" ] && kill -0 "$EMU_PID" 2>/dev/null; then
         kill -TERM "$EMU_PID" 2>/dev/null || true
         wait "$EMU_PID" 2>/dev/null || true

@@ -6,6 +6,7 @@
  *                    [--no-answer | --no-update | --die-on-sample]
  * Prints "published" once the set is out.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -132,8 +133,10 @@ int main(int argc, char **argv)
     while (!stop) {
         struct pollfd pfd = {.fd = xenstats_provider_fd(p), .events = POLLIN};
 
-        if (poll(&pfd, 1, 200) > 0)
-            xenstats_provider_dispatch(p);
+        if (poll(&pfd, 1, 200) > 0 && xenstats_provider_dispatch(p) < 0 && errno == ESRCH) {
+            fprintf(stderr, "pv_test_provider: the domain is gone\n");
+            return 1;
+        }
     }
     if (xenstats_provider_set_withdraw(set) < 0) {
         perror("pv_test_provider: withdraw");
