@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Convenience targets; meson is the build system.
+BUILD ?= build
+
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e
+
+all:
+	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
+	ninja -C $(BUILD)
+
+test:
+	scripts/test.sh
+
+# Boots Debian's Xen 4.17 hypervisor, a dom0 and a PV domU under QEMU and
+# checks xenstats end to end (tests/e2e/xen/run.sh; logs in build-e2e/logs).
+e2e-xen:
+	tests/e2e/xen/run.sh
+
+clean-e2e:
+	rm -rf build-e2e/img build-e2e/root-dom0 build-e2e/root-domu build-e2e/logs
+
+# Xen 4.17 hypervisor from Debian's source package (through apt) with the
+# series in xen/patches/4.17 applied; builds only the hypervisor (ccache if
+# present).  Output: build-xen-hv/out/xen, xen.gz, xen-syms (docs/hypervisor.md).
+xen-hypervisor:
+	xen/build-hypervisor.sh
+
+# Boots that hypervisor under QEMU with PV domUs and checks their vCPU
+# statistics regions from dom0 (tests/e2e/xen-hv/run.sh).
+xen-hypervisor-e2e: xen-hypervisor
+	tests/e2e/xen-hv/run.sh

@@ -1,0 +1,119 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# /init of dom0: brings up a minimal Xen control domain (modules, xenfs,
+# the C xenstored, xen-init-dom0, xenconsoled), creates the PV domU,
+# benchmarks, runs `xenstats agent` and checks its answers.  Every result
+# line starts with "XT: " (PASS/FAIL/BENCH); "E2E-DONE" ends the run.
+export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
+PASSES=0
+FAILS=0
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "XT: $*"; }
+res() { # res NAME RC DETAIL...
+    n=$1 rc=$2
+    shift 2
+    if [ "$rc" = 0 ]; then say "PASS $n $*"; PASSES=$((PASSES + 1)); else say "FAIL $n (rc=$rc) $*"; FAILS=$((FAILS + 1)); fi
+}
+arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+finish() {
+    say "SUMMARY shell checks: $PASSES passed, $FAILS failed"
+    echo "E2E-DONE at $(up)s"
+    sync
+    poweroff -f
+    sleep 60
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mkdir -p /run/xen /run/xenstored /var/lib/xenstored /var/lib/xen /var/log/xen/console /var/lock
+ln -sf /run /var/run
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+echo "E2E-BEGIN dom0 userspace at $(up)s"
+say "hypervisor $(cat /sys/hypervisor/type 2>/dev/null) $(cat /sys/hypervisor/version/major 2>/dev/null).$(cat /sys/hypervisor/version/minor 2>/dev/null)$(cat /sys/hypervisor/version/extra 2>/dev/null), kernel $(uname -r)"
+for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs; do
+    insmod /modules/$m.ko || say "insmod $m failed"
+done
+mount -t xenfs xenfs /proc/xen
+sleep 1
+
+xenstored --pid-file /run/xenstored.pid
+i=0
+while ! xenstore-read / >/dev/null 2>&1 && [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
+xenstore-read / >/dev/null 2>&1
+res xenstored $? "ready at $(up)s"
+xen-init-dom0 >/dev/null 2>&1 || say "xen-init-dom0 rc=$?"
+xenconsoled --pid-file=/run/xenconsoled.pid --log=guest --log-dir=/var/log/xen/console
+
+# ---- the domU
+T0=$(up)
+timeout 300 xl create /domu/domu.cfg >/tmp/xl.out 2>&1
+rc=$?
+res xl-create $rc "$(tail -1 /tmp/xl.out) ($(up)s)"
+DOMID=$(xl domid domu1 2>/dev/null)
+[ -n "$DOMID" ] || finish
+say "domU domid $DOMID"
+# the domU's console and, later, the agent's log go live to the serial log
+tail -F /var/log/xen/console/guest-domu1.log 2>/dev/null | while IFS= read -r l; do echo "DOMU-CONSOLE: $l"; done &
+xenstore-write /local/domain/$DOMID/data/phase bench
+
+# ---- benchmarks (they play the toolstack: the bench creates `stats`)
+ROUNDS=$(arg e2e_rounds)
+timeout 420 xen_e2e bench "$DOMID" "${ROUNDS:-100}"
+res bench-run $? "benchmarks done at $(up)s"
+xenstore-write /local/domain/$DOMID/data/phase test
+
+# ---- the agent
+xenstats -v agent --interval 1s >/tmp/agent.log 2>&1 &
+AGENT=$!
+tail -F /tmp/agent.log 2>/dev/null | while IFS= read -r l; do echo "AGENT: $l"; done &
+i=0
+while [ -z "$(xenstore-read /local/domain/$DOMID/data/ready 2>/dev/null)" ] && [ $i -lt 240 ]; do
+    sleep 1
+    i=$((i + 1))
+done
+res domu-ready "$([ $i -lt 240 ] && echo 0 || echo 1)" "domU providers up $(awk "BEGIN{print $(up)-$T0}")s after xl create"
+
+fetch() { # fetch: /api/v1/snapshot and /metrics into /tmp
+    wget -q -T 10 -O /tmp/snapshot.json http://127.0.0.1:9740/api/v1/snapshot &&
+        wget -q -T 10 -O /tmp/metrics.txt http://127.0.0.1:9740/metrics
+}
+check() { # check PHASE TRIES: retry until the checks pass, then print them
+    echo "XT: FAIL $1 the agent did not answer" >/tmp/check.out
+    i=0
+    while [ $i -lt "$2" ]; do
+        fetch && xen_e2e check "$1" "$DOMID" /tmp/snapshot.json /tmp/metrics.txt >/tmp/check.out 2>&1 && break
+        sleep 2
+        i=$((i + 1))
+    done
+    cat /tmp/check.out
+}
+check live 45
+
+xenstats vcpu "$DOMID" >/tmp/vcpu.out 2>/tmp/vcpu.err
+rc=$?
+sed 's/^/XT: xenstats vcpu: /' /tmp/vcpu.out /tmp/vcpu.err
+grep -q "falling back" /tmp/vcpu.err && grep -q "running\|RUNNING" /tmp/vcpu.out
+res vcpu-command $((rc | $?)) "xenstats vcpu $DOMID with the hypercall fallback"
+
+xenstore-write /local/domain/$DOMID/data/phase withdraw
+check withdrawn 20
+
+T1=$(up)
+xl destroy "$DOMID"
+res xl-destroy $? "in $(awk "BEGIN{print $(up)-$T1}")s"
+check gone 20
+
+wget -q -T 10 -O /tmp/health http://127.0.0.1:9740/healthz
+res agent-healthy $? "$(cat /tmp/health 2>/dev/null)"
+kill -TERM $AGENT
+i=0
+while kill -0 $AGENT 2>/dev/null && [ $i -lt 20 ]; do sleep 1; i=$((i + 1)); done
+kill -0 $AGENT 2>/dev/null
+res agent-stops "$([ $? != 0 ] && echo 0 || echo 1)" "on SIGTERM"
+finish

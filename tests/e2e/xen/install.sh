@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Install what the Xen end-to-end test needs.  Host side (apt-get install):
+# QEMU (software emulation, no KVM), busybox-static and cpio for the
+# initramfs images, plus the project's build dependencies.  Guest side
+# (apt-get download + dpkg-deb -x, cached under $E2E_DIR/cache): Debian's
+# Xen 4.17 hypervisor and tools and a Debian kernel, only extracted so that
+# no boot hooks run and no Xen daemon starts on the host.  Idempotent.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
+CACHE=$E2E_DIR/cache
+PKGROOT=$E2E_DIR/pkgroot
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+APT_OPTS=(-o DPkg::Lock::Timeout=600 -y -q)
+export DEBIAN_FRONTEND=noninteractive
+
+HOST_PACKAGES="qemu-system-x86 busybox-static cpio gzip kmod libgcc-s1"
+missing=
+for p in $HOST_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "e2e-xen install: installing$missing"
+    $SUDO apt-get "${APT_OPTS[@]}" update >/dev/null
+    # shellcheck disable=SC2086
+    $SUDO apt-get "${APT_OPTS[@]}" install --no-install-recommends $missing >/dev/null
+fi
+"$ROOT/scripts/install-deps.sh"
+
+if [ -f "$PKGROOT/.complete" ]; then
+    echo "e2e-xen install: guest packages already extracted"
+    exit 0
+fi
+# The kernel behind Debian's metapackage, resolved once and cached.
+if [ ! -s "$CACHE/kernel-package" ]; then
+    mkdir -p "$CACHE"
+    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}' \
+        >"$CACHE/kernel-package"
+fi
+KPKG=$(cat "$CACHE/kernel-package")
+[ -n "$KPKG" ] || { echo "e2e-xen install: no linux-image-amd64 candidate (apt-get update?)" >&2; exit 1; }
+mkdir -p "$CACHE/debs"
+# apt-get download runs as the _apt user when root: it needs to write here.
+chmod 777 "$CACHE/debs"
+need=
+for p in xen-hypervisor-4.17-amd64 xen-utils-4.17 xen-utils-common xenstore-utils "$KPKG"; do
+    ls "$CACHE/debs/${p}_"*.deb >/dev/null 2>&1 || need="$need $p"
+done
+if [ -n "$need" ]; then
+    echo "e2e-xen install: downloading$need"
+    # shellcheck disable=SC2086
+    (cd "$CACHE/debs" && apt-get -o DPkg::Lock::Timeout=600 -q download $need >/dev/null 2>&1) || {
+        $SUDO apt-get "${APT_OPTS[@]}" update >/dev/null
+        # shellcheck disable=SC2086
+        (cd "$CACHE/debs" && apt-get -o DPkg::Lock::Timeout=600 -q download $need >/dev/null)
+    }
+fi
+rm -rf "$PKGROOT"
+mkdir -p "$PKGROOT"
+for d in "$CACHE/debs"/*.deb; do
+    dpkg-deb -x "$d" "$PKGROOT"
+done
+echo "$KPKG" >"$PKGROOT/.kernel-package"
+touch "$PKGROOT/.complete"
+echo "e2e-xen install: guest packages extracted into $PKGROOT"

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# `make e2e-xen`: install (cached), build, boot real Xen 4.17 under QEMU
+# and check xenstats end to end.  Prints the time of each step; exit 0 iff
+# every check passed.  Logs: $E2E_DIR/logs/ (default build-e2e/logs/).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+export E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
+LOGS=$E2E_DIR/logs
+mkdir -p "$LOGS"
+t() { date +%s; }
+T0=$(t)
+"$HERE/install.sh" >"$LOGS/install.log" 2>&1 || { tail -30 "$LOGS/install.log"; echo "e2e-xen: install failed"; exit 2; }
+T1=$(t)
+"$HERE/build.sh" >"$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; echo "e2e-xen: build failed"; exit 3; }
+T2=$(t)
+"$HERE/boot.sh"
+RC=$?
+T3=$(t)
+echo "e2e-xen timing: install $((T1 - T0))s, build $((T2 - T1))s, boot+tests $((T3 - T2))s, total $((T3 - T0))s"
+exit $RC

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Helper of the end-to-end test on real Xen (tests/e2e/xen/): checks of
+ * the agent's answers, and the benchmarks run in the same boot.  Result
+ * lines start with "XT: " so the host can grep the serial log.
+ *
+ *   xen_e2e adhoc-guest              domU: on each kick write 64 xenstore
+ *                                    keys under data/stats, kick back
+ *   xen_e2e bench DOMID ROUNDS       dom0: PV stats full sample of a 64-stat
+ *                                    set against the ad-hoc way, and
+ *                                    xc_vcpu_getinfo() for every vCPU
+ *   xen_e2e check PHASE DOMID SNAPSHOT.json METRICS.txt
+ *                                    dom0: PHASE live | withdrawn | gone
+ */
+#include <json-c/json.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xenstore.h>
+
+#include <xenstats/pv.h>
+#include <xenstats/vcpu.h>
+
+#include "platform/platform.h"
+#include "util/util.h"
+
+static int failures;
+static volatile sig_atomic_t stop;
+
+static void result(bool ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void result(bool ok, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("XT: %s %s ", ok ? "PASS" : "FAIL", name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+    failures += !ok;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 in microseconds. */
+static void percentiles(uint64_t *v, size_t n, double *p50, double *p99)
+{
+    qsort(v, n, sizeof(*v), compare_u64);
+    *p50 = (double)v[n / 2] / 1e3;
+    *p99 = (double)v[n * 99 / 100 < n ? n * 99 / 100 : n - 1] / 1e3;
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+/* ---- adhoc-guest ------------------------------------------------------------ */
+
+static int adhoc_guest(void)
+{
+    struct xenstats_host *host = xenstats_host_open(XENSTATS_BACKEND_XEN);
+    char path[160], value[32], *home;
+    struct platform_evtchn *ev;
+    struct xs_handle *xs;
+    struct platform *pl;
+    uint64_t counter = 0;
+    int port;
+
+    signal(SIGTERM, on_term);
+    if (!host)
+        return 1;
+    pl = &host->platform;
+    xs = pl->backend->store->open(pl, 0);
+    ev = pl->backend->evtchn->open(pl);
+    if (!xs || !ev)
+        return 1;
+    home = xs_get_domain_path(xs, pl->self_domid);
+    port = pl->backend->evtchn->bind_unbound_port(ev, 0);
+    snprintf(path, sizeof(path), "%s/data/adhoc-port", home);
+    snprintf(value, sizeof(value), "%d", port);
+    if (!home || port < 0 || !xs_write(xs, XBT_NULL, path, value, (unsigned int)strlen(value)))
+        return 1;
+    while (!stop) {
+        struct pollfd pfd = {.fd = pl->backend->evtchn->fd(ev), .events = POLLIN};
+        int p;
+
+        if (poll(&pfd, 1, 200) <= 0)
+            continue;
+        while ((p = pl->backend->evtchn->pending(ev)) >= 0) {
+            counter++;
+            for (int i = 0; i < 64; i++) {
+                snprintf(path, sizeof(path), "%s/data/stats/s%02d", home, i);
+                snprintf(value, sizeof(value), "%016llu", (unsigned long long)(counter * 1000 + (uint64_t)i));
+                xs_write(xs, XBT_NULL, path, value, 16);
+            }
+            pl->backend->evtchn->notify(ev, (uint32_t)p);
+            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+        }
+    }
+    free(home);
+    pl->backend->evtchn->close(ev);
+    xs_close(xs);
+    xenstats_host_close(host);
+    return 0;
+}
+
+/* ---- bench ------------------------------------------------------------------ */
+
+static double bench_pv(struct xenstats_host *host, uint32_t domid, int rounds)
+{
+    struct xenstats_monitor_opts mo = {.size = sizeof(mo), .min_interval_ms = 1, .create_stats_node = true,
+                                       .sample_timeout_ms = 5000};
+    struct xenstats_monitor *m = xenstats_monitor_new(host, &mo);
+    uint64_t deadline = monotonic_ns() + 240000000000ULL, *t = calloc((size_t)rounds, sizeof(uint64_t));
+    struct xenstats_pv_set_info info = {0};
+    double p50 = 0, p99 = 0;
+    int r, ok = 0;
+
+    if (!m || !t || xenstats_monitor_add_domain(m, domid) < 0) {
+        result(false, "bench-pv-setup", "monitor: %s", strerror(errno));
+        goto out;
+    }
+    /* the domU starts its 64-statistic provider once `stats` exists */
+    while (monotonic_ns() < deadline) {
+        xenstats_monitor_dispatch(m, 200);
+        if (xenstats_monitor_nr_sets(m) >= 1) {
+            xenstats_pv_set_get_info(xenstats_monitor_set(m, 0), &info);
+            if (info.nr_stats == 64 && xenstats_monitor_sample(m) == 1)
+                break;
+        }
+    }
+    if (info.nr_stats != 64) {
+        result(false, "bench-pv-setup", "no 64-statistic set from domain %u", domid);
+        goto out;
+    }
+    for (r = 0; r < 5; r++) /* warm up */
+        xenstats_monitor_sample(m);
+    for (r = 0; r < rounds; r++) {
+        uint64_t t0 = monotonic_ns();
+
+        ok += xenstats_monitor_sample(m) == 1;
+        t[r] = monotonic_ns() - t0;
+        sleep_ms(2); /* min_interval */
+    }
+    percentiles(t, (size_t)rounds, &p50, &p99);
+    printf("XT: BENCH pv-full-sample-64[dom0<-domU] n=%d p50_us=%.1f p99_us=%.1f answered=%d\n", rounds, p50, p99,
+           ok);
+    result(ok == rounds, "bench-pv-samples", "%d of %d samples answered", ok, rounds);
+out:
+    xenstats_monitor_free(m);
+    free(t);
+    return p50;
+}
+
+static double bench_adhoc(struct xenstats_host *host, uint32_t domid, int rounds)
+{
+    struct platform *pl = &host->platform;
+    struct platform_evtchn *ev = pl->backend->evtchn->open(pl);
+    struct xs_handle *xs = pl->backend->store->open(pl, 0);
+    uint64_t *t = calloc((size_t)rounds, sizeof(uint64_t));
+    double p50 = 0, p99 = 0;
+    char path[128], *v;
+    unsigned int len;
+    int port = -1, bad = 0;
+
+    if (!ev || !xs || !t) {
+        result(false, "bench-adhoc-setup", "%s", strerror(errno));
+        goto out;
+    }
+    for (int tries = 0; tries < 1200 && port < 0; tries++) {
+        snprintf(path, sizeof(path), "/local/domain/%u/data/adhoc-port", domid);
+        v = xs_read(xs, XBT_NULL, path, &len);
+        if (v) {
+            port = pl->backend->evtchn->bind_interdomain(ev, domid, (uint32_t)atoi(v));
+            free(v);
+        } else {
+            sleep_ms(100);
+        }
+    }
+    if (port < 0) {
+        result(false, "bench-adhoc-setup", "the domU's ad-hoc writer never showed up");
+        goto out;
+    }
+    /* drop the event binding raised, then warm up */
+    for (int r = -3; r < rounds; r++) {
+        struct pollfd pfd = {.fd = pl->backend->evtchn->fd(ev), .events = POLLIN};
+        uint64_t t0;
+        int p;
+
+        sleep_ms(2);
+        while ((p = pl->backend->evtchn->pending(ev)) >= 0)
+            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+        t0 = monotonic_ns();
+        pl->backend->evtchn->notify(ev, (uint32_t)port);
+        if (poll(&pfd, 1, 10000) <= 0) {
+            result(false, "bench-adhoc", "no answer in round %d", r);
+            goto out;
+        }
+        while ((p = pl->backend->evtchn->pending(ev)) >= 0)
+            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+        for (int i = 0; i < 64; i++) {
+            snprintf(path, sizeof(path), "/local/domain/%u/data/stats/s%02d", domid, i);
+            v = xs_read(xs, XBT_NULL, path, &len);
+            bad += !v || len != 16;
+            free(v);
+        }
+        if (r >= 0)
+            t[r] = monotonic_ns() - t0;
+    }
+    percentiles(t, (size_t)rounds, &p50, &p99);
+    printf("XT: BENCH adhoc-64-xenstore-keys[domU->dom0] n=%d p50_us=%.1f p99_us=%.1f bad_reads=%d\n", rounds, p50,
+           p99, bad);
+out:
+    if (ev)
+        pl->backend->evtchn->close(ev);
+    if (xs)
+        xs_close(xs);
+    free(t);
+    return p50;
+}
+
+static void bench_vcpu(struct xenstats_host *host, uint32_t domid, int rounds)
+{
+    struct xenstats_vcpu_map *map = xenstats_vcpu_map_open(host, domid);
+    struct xenstats_vcpu_sample s[64];
+    uint64_t *t = calloc((size_t)rounds, sizeof(uint64_t));
+    const char *source = "resource";
+    double p50, p99;
+    uint32_t n;
+
+    if (!map) {
+        map = xenstats_vcpu_map_open_hypercall(host, domid);
+        source = "xc_vcpu_getinfo";
+    }
+    if (!map || !t) {
+        result(false, "bench-vcpu", "domain %u: %s", domid, strerror(errno));
+        goto out;
+    }
+    n = xenstats_vcpu_map_nr_vcpus(map);
+    n = n < 64 ? n : 64;
+    for (int r = 0; r < rounds; r++) {
+        uint64_t t0 = monotonic_ns();
+
+        if (xenstats_vcpu_map_snapshot_all(map, s, n) < 0) {
+            result(false, "bench-vcpu", "snapshot: %s", strerror(errno));
+            goto out;
+        }
+        t[r] = monotonic_ns() - t0;
+    }
+    percentiles(t, (size_t)rounds, &p50, &p99);
+    printf("XT: BENCH vcpu-all[%u vCPUs, %s] n=%d p50_us=%.1f p99_us=%.1f\n", n, source, rounds, p50, p99);
+out:
+    xenstats_vcpu_map_close(map);
+    free(t);
+}
+
+static int bench(uint32_t domid, int rounds)
+{
+    struct xenstats_host *host = xenstats_host_open(XENSTATS_BACKEND_XEN);
+    double pv, adhoc;
+
+    if (!host) {
+        result(false, "bench", "host: %s", strerror(errno));
+        return 1;
+    }
+    bench_vcpu(host, domid, 2000);
+    pv = bench_pv(host, domid, rounds);
+    adhoc = bench_adhoc(host, domid, rounds / 4 > 20 ? rounds / 4 : 20); /* 1000x slower */
+    if (pv > 0 && adhoc > 0)
+        printf("XT: BENCH ratio adhoc/pv (p50) = %.0fx (goal >= 200x: %s)\n", adhoc / pv,
+               adhoc / pv >= 200 ? "met" : "NOT met");
+    xenstats_host_close(host);
+    return failures ? 1 : 0;
+}
+
+/* ---- check -------------------------------------------------------------------- */
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static struct json_object *find_domain(struct json_object *root, uint32_t domid)
+{
+    struct json_object *doms = get(root, "domains");
+
+    for (size_t i = 0; doms && i < json_object_array_length(doms); i++) {
+        struct json_object *d = json_object_array_get_idx(doms, i);
+
+        if ((uint32_t)json_object_get_int64(get(d, "domid")) == domid)
+            return d;
+    }
+    return NULL;
+}
+
+static struct json_object *find_set(struct json_object *dom, const char *provider, const char *set)
+{
+    struct json_object *sets = get(dom, "pv_sets");
+
+    for (size_t i = 0; sets && i < json_object_array_length(sets); i++) {
+        struct json_object *s = json_object_array_get_idx(sets, i);
+
+        if (!strcmp(json_object_get_string(get(s, "provider")), provider) &&
+            (!set || !strcmp(json_object_get_string(get(s, "set")), set)))
+            return s;
+    }
+    return NULL;
+}
+
+static struct json_object *find_stat(struct json_object *set, const char *name)
+{
+    struct json_object *stats = get(set, "stats");
+
+    for (size_t i = 0; stats && i < json_object_array_length(stats); i++) {
+        struct json_object *s = json_object_array_get_idx(stats, i);
+
+        if (!strcmp(json_object_get_string(get(s, "name")), name))
+            return s;
+    }
+    return NULL;
+}
+
+static const char *state_of(struct json_object *set)
+{
+    return set ? json_object_get_string(get(set, "state")) : "(absent)";
+}
+
+static bool contains_ci(const char *hay, const char *needle)
+{
+    return hay && strcasestr(hay, needle);
+}
+
+static void check_hostile(struct json_object *dom, const char *scenario, const char *state, const char *word)
+{
+    struct json_object *s = find_set(dom, "Hostile", scenario);
+    const char *reason = s ? json_object_get_string(get(s, "reason")) : "";
+    bool ok = s && !strcmp(state_of(s), state) && (!word || contains_ci(reason, word));
+
+    if (ok && !strcmp(scenario, "flood"))
+        ok = json_object_get_int64(get(s, "errors")) > 0;
+    result(ok, "hostile", "%s: state %s (want %s), reason \"%s\", errors %lld", scenario, state_of(s), state,
+           reason ? reason : "", s ? (long long)json_object_get_int64(get(s, "errors")) : -1LL);
+}
+
+static void check_live(struct json_object *root, uint32_t domid, const char *metrics)
+{
+    struct json_object *dom = find_domain(root, domid), *vcpus, *known, *st, *pub, *sets;
+    char want[160];
+    int valid = 0, active = 0;
+
+    result(dom != NULL, "agent-domain", "domain %u in /api/v1/snapshot", domid);
+    if (!dom)
+        return;
+    result(!strcmp(json_object_get_string(get(get(root, "host"), "backend")), "xen"), "agent-backend",
+           "host backend %s", json_object_get_string(get(get(root, "host"), "backend")));
+    /* vCPUs: stock Xen has no resource, so the hypercall fallback */
+    vcpus = get(dom, "vcpus");
+    result(!strcmp(json_object_get_string(get(dom, "vcpu_source")), "hypercall"), "vcpu-source",
+           "vcpu_source %s (error %s)", json_object_get_string(get(dom, "vcpu_source")),
+           json_object_get_string(get(dom, "vcpu_error")));
+    for (size_t i = 0; vcpus && i < json_object_array_length(vcpus); i++) {
+        struct json_object *v = json_object_array_get_idx(vcpus, i);
+
+        valid += json_object_get_double(get(v, "running")) > 0 && get(v, "state") &&
+                 !get(v, "runnable") && !get(v, "blocked") && !get(v, "offline") && !get(v, "state_changes");
+    }
+    result(vcpus && valid == (int)json_object_get_int64(get(dom, "nr_vcpus")) && valid == 4, "vcpu-data",
+           "%d of %lld vCPUs with running time > 0, a state, and the other counters inactive (null)", valid,
+           (long long)json_object_get_int64(get(dom, "nr_vcpus")));
+    snprintf(want, sizeof(want), "xenstats_domain_vcpu_stats_source{domid=\"%u\"", domid);
+    result(strstr(metrics, want) && strstr(metrics, "source=\"hypercall\"} 1"), "metrics-vcpu-source",
+           "%s ... source=\"hypercall\"} 1", want);
+
+    /* the provider with known values (pv_test_provider --types) */
+    known = find_set(dom, "Known", NULL);
+    result(known && !strcmp(state_of(known), "active"), "pv-known-active", "Known set %s", state_of(known));
+    st = find_stat(known, "neg");
+    result(st && json_object_get_int64(get(st, "value")) == -42, "pv-known-s64", "neg = %s",
+           st ? json_object_to_json_string(st) : "(none)");
+    if (known) {
+        struct json_object *stats = get(known, "stats");
+        bool ascii = false, dbl = false, umax = false;
+
+        for (size_t i = 0; stats && i < json_object_array_length(stats); i++) {
+            struct json_object *s = json_object_array_get_idx(stats, i), *v = get(s, "value");
+            const char *type = json_object_get_string(get(s, "type"));
+
+            ascii |= !strcmp(type, "ascii") && v && !strcmp(json_object_get_string(v), "hello, world!");
+            dbl |= !strcmp(type, "double") && v && json_object_is_type(v, json_type_double) &&
+                   json_object_get_double(v) == 3.25;
+            umax |= !strcmp(type, "u64") && v && !strcmp(json_object_to_json_string(v), "18446744073709551615");
+        }
+        result(ascii && dbl && umax, "pv-known-values", "ascii \"hello, world!\" %s, double 3.25 %s, u64 max %s",
+               ascii ? "ok" : "missing", dbl ? "ok" : "missing", umax ? "ok" : "missing");
+    }
+    /* xenstats publish: its OS statistics */
+    pub = NULL;
+    sets = get(dom, "pv_sets");
+    for (size_t i = 0; sets && i < json_object_array_length(sets); i++) {
+        struct json_object *s = json_object_array_get_idx(sets, i);
+
+        if (!strcmp(json_object_get_string(get(s, "provider")), "xenstats-publish")) {
+            pub = s;
+            active += !strcmp(state_of(s), "active");
+        }
+    }
+    result(pub && active >= 2, "pv-publish", "xenstats publish: %d active sets", active);
+    st = find_set(dom, "xenstats-publish", "memory");
+    result(st && json_object_array_length(get(st, "stats")) > 0, "pv-publish-memory", "memory set %s, %zu stats",
+           state_of(st), st ? json_object_array_length(get(st, "stats")) : 0);
+    snprintf(want, sizeof(want), "xenstats_pv_value{domid=\"%u\"", domid);
+    result(strstr(metrics, want) && strstr(metrics, "provider=\"Known\""), "metrics-pv-series", "%s ... Known",
+           want);
+
+    check_hostile(dom, "name-no-nul", "rejected", "NUL");
+    check_hostile(dom, "ref-foreign", "rejected", "map");
+    check_hostile(dom, "unknown-type", "rejected", "type 9");
+    check_hostile(dom, "flood", "active", NULL);
+}
+
+static void check_withdrawn(struct json_object *root, uint32_t domid, const char *metrics)
+{
+    struct json_object *dom = find_domain(root, domid), *known = find_set(dom, "Known", NULL);
+    bool gone = !known || !strcmp(state_of(known), "withdrawn");
+
+    result(dom && gone, "pv-withdrawn", "Known set after SIGTERM: %s", state_of(known));
+    (void)metrics;
+}
+
+static void check_gone(struct json_object *root, uint32_t domid, const char *metrics)
+{
+    char want[64];
+
+    snprintf(want, sizeof(want), "domid=\"%u\"", domid);
+    result(!find_domain(root, domid), "domain-gone-json", "domain %u absent from /api/v1/snapshot", domid);
+    result(!strstr(metrics, want), "domain-gone-metrics", "no series with %s in /metrics", want);
+}
+
+static int check(const char *phase, uint32_t domid, const char *json_path, const char *metrics_path)
+{
+    struct json_object *root = json_object_from_file(json_path);
+    char *metrics = NULL;
+    size_t len = 0;
+
+    if (!root || read_small_file(metrics_path, 64u << 20, &metrics, &len) < 0) {
+        result(false, "check-input", "%s: cannot read %s or %s", phase, json_path, metrics_path);
+        json_object_put(root);
+        return 1;
+    }
+    if (!strcmp(phase, "live"))
+        check_live(root, domid, metrics);
+    else if (!strcmp(phase, "withdrawn"))
+        check_withdrawn(root, domid, metrics);
+    else
+        check_gone(root, domid, metrics);
+    json_object_put(root);
+    free(metrics);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "adhoc-guest"))
+        return adhoc_guest();
+    if (argc == 4 && !strcmp(argv[1], "bench"))
+        return bench((uint32_t)atoi(argv[2]), atoi(argv[3]));
+    if (argc == 6 && !strcmp(argv[1], "check"))
+        return check(argv[2], (uint32_t)atoi(argv[3]), argv[4], argv[5]);
+    fprintf(stderr, "usage: xen_e2e adhoc-guest | bench DOMID ROUNDS | check PHASE DOMID SNAPSHOT METRICS\n");
+    return 2;
+}
