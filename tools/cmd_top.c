@@ -38,12 +38,12 @@ static void usage(FILE *f)
             "                          not a terminal)\n"
             "  -d, --delay DURATION    between updates (default 1s; e.g. 500ms, 2s)\n"
             "  -n, --iterations N      stop after N updates\n"
-            "  -s, --sort KEY          sort by KEY:",
+            "  -s, --sort KEY          sort by KEY (default domid; figures biggest first):\n"
+            "                         ",
             PROG);
     for (k = 0; k < TOP_NR_SORT_KEYS; k++)
-        fprintf(f, "%s%s", k ? ", " : " ", top_sort_keys[k].name);
+        fprintf(f, "%s%s", !k ? " " : k == 6 ? ",\n                          " : ", ", top_sort_keys[k].name);
     fprintf(f, "\n"
-               "                          (figures biggest first; default domid)\n"
                "  -r, --reverse           reverse the sort order\n"
                "  -h, --help              show this help\n\n"
                "Keys in the live view: h or ? lists them.  See xenstats-top(1).\n");

@@ -203,8 +203,9 @@ struct top_url {
 };
 
 /*
- * Split an http:// URL; the path is the URL's own with its trailing '/'
- * removed and `suffix` appended (unless it already ends with it).
+ * Split an http:// URL (or HOST[:PORT][/PATH], taken as one); the path is
+ * the URL's own with its trailing '/' removed and `suffix` appended (unless
+ * it already ends with it).
  * -EINVAL with a reason.
  */
 int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, char *err, size_t errlen);

@@ -57,6 +57,17 @@ int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, 
     for (i = 0; url[i]; i++)
         if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] > 0x7e)
             return say(err, errlen, -EINVAL, "the URL holds a space or a control character");
+    /* "HOST:PORT" alone means plain HTTP, as the agent's --listen spells it. */
+    if (!strstr(url, "://")) {
+        char *full = NULL;
+        int r;
+
+        if (asprintf(&full, "http://%s", url) < 0)
+            return say(err, errlen, -ENOMEM, "out of memory");
+        r = top_url_parse(full, suffix, ret_url, err, errlen);
+        free(full);
+        return r;
+    }
     if (!strncasecmp(url, "https://", 8))
         return say(err, errlen, -EINVAL, "https is not supported: the agent serves plain HTTP on loopback");
     if (strncasecmp(url, "http://", 7))

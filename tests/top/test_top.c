@@ -368,9 +368,16 @@ static void test_url(void **state)
     assert_int_equal(top_url_parse("http://[::1]:80/api/v1/snapshot", "/api/v1/snapshot", &u, err, sizeof(err)), 0);
     assert_string_equal(u.host, "::1");
     assert_string_equal(u.path, "/api/v1/snapshot");
+    assert_int_equal(top_url_parse("localhost:9740", "/api/v1/snapshot", &u, err, sizeof(err)), 0);
+    assert_string_equal(u.host, "localhost");
+    assert_string_equal(u.port, "9740");
+    assert_string_equal(u.path, "/api/v1/snapshot");
+    assert_int_equal(top_url_parse("[::1]:9740", "/s", &u, err, sizeof(err)), 0);
+    assert_string_equal(u.host, "::1");
     assert_int_equal(top_url_parse("https://x", "/s", &u, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "https"));
     assert_int_equal(top_url_parse("ftp://x", "/s", &u, err, sizeof(err)), -EINVAL);
+    assert_int_equal(top_url_parse("x:y:z", "/s", &u, err, sizeof(err)), -EINVAL);
     assert_int_equal(top_url_parse("http://x:0", "/s", &u, err, sizeof(err)), -EINVAL);
     assert_int_equal(top_url_parse("http://x:70000", "/s", &u, err, sizeof(err)), -EINVAL);
     assert_int_equal(top_url_parse("http://x:12a", "/s", &u, err, sizeof(err)), -EINVAL);
