@@ -29,6 +29,7 @@
 #define MAX_SETS 64       /* per provider */
 #define RESCAN_GAP_NS (50 * 1000000ULL) /* a busy guest is rescanned at most 20 times a second */
 #define MS 1000000ULL
+#define BIND_EVENT_GRACE_NS (50 * MS)
 
 struct xenstats_pv_set {
     struct xenstats_pv_set *next; /* in its domain */
@@ -53,6 +54,11 @@ struct xenstats_pv_set {
     uint32_t nr_stats;
     int port; /* local, -1 when not bound */
     bool masked; /* left masked after an event flood */
+    /* Binding sets our new port pending (as EVTCHNOP_bind_interdomain
+     * does, for a notification sent before the bind): that event is no
+     * answer and no misbehaviour. */
+    bool bind_event_due;
+    uint64_t bound_at;
     bool names_rewritten_logged;
 
     uint64_t requested_at, deadline;
@@ -308,6 +314,8 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     }
     s->port = r;
     port_map(m, s->port, s);
+    s->bind_event_due = true;
+    s->bound_at = monotonic_ns();
     s->state = XENSTATS_PV_SET_ACTIVE;
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
@@ -615,6 +623,11 @@ static int request(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64
 
     if (!live(s) || s->state == XENSTATS_PV_SET_SAMPLING)
         return 0;
+    /* Let the bind's own event arrive first, so it is not taken for the
+     * answer; do not wait for it for ever. */
+    if (s->bind_event_due && now - s->bound_at < BIND_EVENT_GRACE_NS)
+        return 0;
+    s->bind_event_due = false;
     if (s->requested_at && now - s->requested_at < (uint64_t)m->opts.min_interval_ms * MS)
         return 0;
     if (s->masked) {
@@ -697,7 +710,9 @@ static void handle_events(struct xenstats_monitor *m)
             ev->unmask(m->evtchn, (uint32_t)port);
             continue;
         }
-        if (s->state == XENSTATS_PV_SET_SAMPLING) {
+        if (s->bind_event_due) {
+            s->bind_event_due = false; /* the bind's own event */
+        } else if (s->state == XENSTATS_PV_SET_SAMPLING) {
             complete(m, s, now);
         } else {
             /* Unrequested: count it, and stop listening to a flood. */
@@ -847,6 +862,22 @@ int xenstats_monitor_sample(struct xenstats_monitor *monitor)
     for (d = monitor->domains; d; d = d->next)
         for (s = d->sets; s; s = s->next)
             before += s->samples;
+    /* Sets bound a moment ago: let their bind events arrive first. */
+    for (;;) {
+        uint64_t now = monotonic_ns(), wait = 0;
+
+        for (d = monitor->domains; d; d = d->next)
+            for (s = d->sets; s; s = s->next)
+                if (live(s) && s->bind_event_due && now - s->bound_at < BIND_EVENT_GRACE_NS &&
+                    BIND_EVENT_GRACE_NS - (now - s->bound_at) > wait)
+                    wait = BIND_EVENT_GRACE_NS - (now - s->bound_at);
+        if (!wait)
+            break;
+        int r = xenstats_monitor_dispatch(monitor, (int)(wait / MS) + 1);
+
+        if (r < 0 && r != -EINTR)
+            return r;
+    }
     xenstats_monitor_request_all(monitor);
     while (xenstats_monitor_pending(monitor)) {
         int r = xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms);

@@ -52,7 +52,9 @@ import json, math, sys
 sets = {(s["domid"], s["provider"], s["set"]): s for s in json.load(open(sys.argv[1]))["sets"]}
 assert set(sets) == {(1, "Types #0", "All types"), (1, "Big", "Wide"), (1, "Big", "Narrow")}, sets.keys()
 t = sets[(1, "Types #0", "All types")]
-assert t["state"] == "active" and t["samples"] == 1, t
+assert t["state"] == "active" and t["samples"] == 1 and t["errors"] == 0, t
+# the sample is this request's: refreshed at publishing (1), then once per request
+assert t["stats"]["samples"]["value"] == 2, t["stats"]["samples"]
 v = {k: x["value"] for k, x in t["stats"].items()}
 ty = {k: x["type"] for k, x in t["stats"].items()}
 assert v["neg"] == -42 and ty["neg"] == "s64"
