@@ -22,28 +22,39 @@ static const char *const severity_names[] = {
     [TOP_SET_STALE] = "stale",         [TOP_SET_TIMED_OUT] = "timed-out", [TOP_SET_REJECTED] = "rejected",
 };
 
+/* Bytes byte c takes escaped. */
+static size_t escaped_size(unsigned char c)
+{
+    return c == '\\' ? 2 : (c < 0x20 || c > 0x7e) ? 4 : 1;
+}
+
 char *top_escape(const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    /* Worst case: 4 output bytes per input byte up to the cut, then "...". */
-    char *out = malloc(TOP_MAX_STRING + 4 + 4);
-    size_t i, o = 0;
+    size_t i, o = 0, size = 0, keep = 0;
+    bool cut = false;
+    char *out;
 
-    if (!out)
-        return NULL;
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        size_t need = c == '\\' ? 2 : (c < 0x20 || c > 0x7e) ? 4 : 1;
+    /* Sized exactly: a large snapshot holds hundreds of thousands of names. */
+    for (keep = 0; keep < len; keep++) {
+        size_t need = escaped_size((unsigned char)s[keep]);
 
-        if (o + need > TOP_MAX_STRING) {
-            memcpy(out + o, "...", 3);
-            o += 3;
+        if (size + need > TOP_MAX_STRING) {
+            cut = true;
             break;
         }
+        size += need;
+    }
+    out = malloc(size + (cut ? 3 : 0) + 1);
+    if (!out)
+        return NULL;
+    for (i = 0; i < keep; i++) {
+        unsigned char c = (unsigned char)s[i];
+
         if (c == '\\') {
             out[o++] = '\\';
             out[o++] = '\\';
-        } else if (need == 4) {
+        } else if (escaped_size(c) == 4) {
             out[o++] = '\\';
             out[o++] = 'x';
             out[o++] = hex[c >> 4];
@@ -51,6 +62,10 @@ char *top_escape(const char *s, size_t len)
         } else {
             out[o++] = (char)c;
         }
+    }
+    if (cut) {
+        memcpy(out + o, "...", 3);
+        o += 3;
     }
     out[o] = '\0';
     return out;
