@@ -64,13 +64,21 @@ static unsigned int make_fds(uint8_t kind, int *fds)
     }
 }
 
+static int compare_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+
+    return x < y ? -1 : x > y;
+}
+
 /* The engine's counts must match what its lists say. */
 static void check_invariants(struct hyper *hy)
 {
+    static void *files[HY_GRANT_ENTRIES];
     struct hy_domain *d;
 
     for (d = hy->domains; d; d = d->next) {
-        uint32_t used = 0, i;
+        uint32_t used = 0, i, distinct = 0;
         struct hy_conn *c;
 
         for (i = 0; i < HY_GRANT_ENTRIES; i++) {
@@ -85,7 +93,7 @@ static void check_invariants(struct hyper *hy)
             }
             if (i < HY_GRANT_RESERVED || (!g->owner && !g->mapcount))
                 abort();
-            used++;
+            files[used++] = g->mem;
             for (m = g->mappers; m; m = m->grant_next) {
                 if (m->granter != d || m->ref != i || m->count == 0)
                     abort();
@@ -95,6 +103,11 @@ static void check_invariants(struct hyper *hy)
                 abort();
         }
         if (used != d->grants_used)
+            abort();
+        qsort(files, used, sizeof(files[0]), compare_ptr);
+        for (i = 0; i < used; i++)
+            distinct += i == 0 || files[i] != files[i - 1];
+        if (distinct != d->nr_memfds || distinct > HY_MEMFDS_PER_DOMAIN)
             abort();
         for (c = d->conns; c; c = c->next) {
             struct hy_mapping *m;

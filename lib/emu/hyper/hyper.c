@@ -76,17 +76,18 @@ int hyper_domain_add(struct hyper *hy, uint32_t domid)
 
 /* ---- grants ---------------------------------------------------------- */
 
-static void memfd_put(struct hy_memfd *m)
+static void memfd_put(struct hy_domain *d, struct hy_memfd *m)
 {
     if (m && --m->users == 0) {
         close(m->fd);
         free(m);
+        d->nr_memfds--;
     }
 }
 
 static void grant_free(struct hy_domain *d, struct hy_grant *g)
 {
-    memfd_put(g->mem);
+    memfd_put(d, g->mem);
     memset(g, 0, sizeof(*g));
     d->grants_used--;
 }
@@ -182,12 +183,13 @@ static int gnt_share(struct hy_conn *c, const struct emu_hc_request *req, int me
     r = check_memfd(memfd, ((uint64_t)req->first_page + req->count) * EMU_HC_PAGE_SIZE);
     if (r < 0)
         return r;
-    if (HY_GRANT_ENTRIES - HY_GRANT_RESERVED - d->grants_used < req->count)
+    if (HY_GRANT_ENTRIES - HY_GRANT_RESERVED - d->grants_used < req->count || d->nr_memfds >= HY_MEMFDS_PER_DOMAIN)
         return -ENOSPC;
     m = calloc(1, sizeof(*m));
     if (!m)
         return -ENOMEM;
     m->fd = memfd;
+    d->nr_memfds++;
     /* Allocate round-robin so a stale ref is unlikely to name a new page. */
     for (i = 0, ref = d->grant_cursor; i < req->count; ref++) {
         struct hy_grant *g;

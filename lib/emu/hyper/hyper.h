@@ -31,6 +31,10 @@ struct hy_conn;
 #define HY_GRANT_RESERVED 8u
 /* Per-domain event channel ports; port 0 is reserved as on Xen. */
 #define HY_PORTS 1024u
+/* Files a domain's grants may keep open in the emulator: the pages of one
+ * share_pages() call are one file, so this bounds the emulator's
+ * descriptors per domain, not the pages (ENOSPC beyond). */
+#define HY_MEMFDS_PER_DOMAIN 256u
 /* Bounds of one connection. */
 #define HY_CONNS_PER_DOMAIN 256u
 #define HY_MAPS_PER_CONN 4096u

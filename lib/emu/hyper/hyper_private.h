@@ -57,6 +57,7 @@ struct hy_domain {
     unsigned int nr_conns;
     uint32_t grants_used;
     uint32_t grant_cursor;
+    uint32_t nr_memfds;
     int lfd; /* transport: the listening hypercall socket, or -1 */
     char path[108];
     struct hy_port *ports[HY_PORTS];

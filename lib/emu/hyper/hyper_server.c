@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -263,5 +264,14 @@ int emu_hyper_register(struct emu_host *host)
         .destroyed = domain_destroyed,
     };
 
+    struct rlimit lim;
+
+    /* Every domain's connections and granted files are descriptors of
+     * this one process: take all the kernel allows, so one busy domain
+     * does not leave the others without. */
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
     return emu_host_add_module(host, &module);
 }
