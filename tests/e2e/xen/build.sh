@@ -127,7 +127,7 @@ name = "domu1"
 type = "pv"
 kernel = "/domu/vmlinuz"
 ramdisk = "/domu/initrd"
-extra = "console=hvc0 rdinit=/init quiet"
+extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests"
 memory = 192
 vcpus = $DOMU_VCPUS
 on_poweroff = "destroy"
