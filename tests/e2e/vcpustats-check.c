@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vcpustats-check: checks a live domain's vCPU statistics region, as mapped
+ * from dom0 with xenforeignmemory_map_resource(XENMEM_resource_stats_table,
+ * XENMEM_resource_stats_table_id_vcpustats), against every invariant of the
+ * layout (docs/vcpu-stats.md), and compares it with xc_vcpu_getinfo().
+ *
+ *   vcpustats-check check DOMID [--busy V] [--idle V] [--seconds S]
+ *   vcpustats-check bench DOMID [ITERATIONS]
+ *   vcpustats-check absent DOMID     (unpatched Xen: the resource must fail)
+ *   vcpustats-check hold DOMID SECS  (keep the region mapped, reading it,
+ *                                     while the domain is destroyed)
+ *
+ * One line per result: "PASS name detail", "FAIL name detail" or
+ * "INFO ...".  Exit status 0 iff nothing failed.  Self-contained on purpose
+ * (only the project's ABI header): it checks the hypervisor, not the library.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xenctrl.h>
+#include <xenforeignmemory.h>
+
+#include "xenstats/abi/vcpu_stats.h"
+
+#define PAGE 4096u
+#define MAX_RETRIES 1000
+
+static int failures;
+
+static void result(int ok, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("%s %s ", ok ? "PASS" : "FAIL", name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+    if (!ok)
+        failures++;
+}
+
+static void info(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("INFO ", stdout);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct region {
+    xenforeignmemory_handle *fm;
+    xenforeignmemory_resource_handle *res;
+    const volatile unsigned char *base;
+    size_t bytes;
+    uint32_t offset, size, stride, nr_vcpus;
+};
+
+struct snap {
+    uint64_t c[XEN_VCPU_STATS_NR_COUNTERS];
+    uint32_t seq;
+    unsigned retries;
+};
+
+/* Sequence-lock copy of one record; -1 when the writer never settles. */
+static int read_record(const struct region *r, uint32_t vcpu, struct snap *s)
+{
+    const volatile struct xen_vcpu_stats *rec =
+        (const volatile struct xen_vcpu_stats *)(r->base + r->offset + (size_t)vcpu * r->stride);
+    unsigned i, n;
+
+    for (n = 0; n <= MAX_RETRIES; n++) {
+        uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE), s2;
+
+        if (s1 & 1) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        for (i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
+            s->c[i] = rec->counter[i];
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        s2 = __atomic_load_n(&rec->seq, __ATOMIC_RELAXED);
+        if (s1 == s2) {
+            s->seq = s1;
+            s->retries = n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int domain_vcpus(xc_interface *xch, uint32_t domid, uint32_t *nr)
+{
+    xc_dominfo_t di;
+
+    if (xc_domain_getinfo(xch, domid, 1, &di) != 1 || di.domid != domid)
+        return -1;
+    *nr = di.max_vcpu_id + 1;
+    return 0;
+}
+
+static int map_region(xc_interface *xch, uint32_t domid, struct region *r)
+{
+    size_t size = 0;
+    void *addr = NULL;
+    int rc;
+
+    memset(r, 0, sizeof(*r));
+    if (domain_vcpus(xch, domid, &r->nr_vcpus) < 0) {
+        result(0, "domain", "xc_domain_getinfo(%u): %s", domid, strerror(errno));
+        return -1;
+    }
+    r->fm = xenforeignmemory_open(NULL, 0);
+    if (!r->fm) {
+        result(0, "fmem-open", "%s", strerror(errno));
+        return -1;
+    }
+    rc = xenforeignmemory_resource_size(r->fm, domid, XEN_VCPU_STATS_RESOURCE_TYPE,
+                                        XEN_VCPU_STATS_RESOURCE_ID, &size);
+    /* Xen 4.17's unpatched resource_max_frames() can "succeed" with garbage. */
+    if (rc < 0 || size == 0 || size % PAGE || size > (64u << 20)) {
+        result(0, "resource-size", "rc=%d errno=%s size=%zu", rc, strerror(errno), size);
+        return -1;
+    }
+    result(1, "resource-size", "%zu bytes (%zu frames) for %u vCPUs", size, size / PAGE,
+           r->nr_vcpus);
+    r->res = xenforeignmemory_map_resource(r->fm, domid, XEN_VCPU_STATS_RESOURCE_TYPE,
+                                           XEN_VCPU_STATS_RESOURCE_ID, 0, size / PAGE, &addr,
+                                           PROT_READ, 0);
+    if (!r->res) {
+        result(0, "map-resource", "%zu frames: %s", size / PAGE, strerror(errno));
+        return -1;
+    }
+    r->base = addr;
+    r->bytes = size;
+    return 0;
+}
+
+static void unmap_region(struct region *r)
+{
+    if (r->res)
+        xenforeignmemory_unmap_resource(r->fm, r->res);
+    if (r->fm)
+        xenforeignmemory_close(r->fm);
+}
+
+static int all_ff(const volatile unsigned char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (p[i] != 0xff)
+            return 0;
+    return 1;
+}
+
+/* Header, padding, the last frame's tail; fills r->offset/size/stride. */
+static int check_layout(struct region *r, uint32_t domid)
+{
+    const volatile struct xen_vcpu_stats_header *h = (const volatile void *)r->base;
+    uint32_t magic = h->magic, v;
+    uint64_t need, pad_bad = 0, tail_bad = 0, unknown_bad = 0;
+    int ok;
+
+    r->offset = h->offset;
+    r->size = h->size;
+    r->stride = h->stride;
+    result(magic == XEN_VCPU_STATS_MAGIC, "header-magic", "%#x", magic);
+    result(r->offset >= sizeof(struct xen_vcpu_stats_header) && r->offset % XEN_VCPU_STATS_ALIGN == 0,
+           "header-offset", "%u (>= 16, multiple of %u)", r->offset, XEN_VCPU_STATS_ALIGN);
+    result(r->size >= 8 && r->size % 8 == 0 && r->size >= XEN_VCPU_STATS_RECORD_SIZE, "header-size",
+           "%u (record of this ABI: %u)", r->size, XEN_VCPU_STATS_RECORD_SIZE);
+    result(r->stride >= r->size && r->stride % XEN_VCPU_STATS_ALIGN == 0, "header-stride",
+           "%u (>= size, multiple of %u)", r->stride, XEN_VCPU_STATS_ALIGN);
+    if (magic != XEN_VCPU_STATS_MAGIC || r->offset < 16 || r->size < 8 || r->stride < r->size)
+        return -1;
+    need = (uint64_t)r->offset + (uint64_t)r->nr_vcpus * r->stride;
+    result(need <= r->bytes && r->bytes == (need + PAGE - 1) / PAGE * PAGE, "resource-frames",
+           "offset + %u * stride = %" PRIu64 " bytes -> %zu bytes mapped (whole frames, none spare)",
+           r->nr_vcpus, need, r->bytes);
+    if (need > r->bytes)
+        return -1;
+    result(all_ff(r->base + 16, r->offset - 16), "header-padding", "bytes 16..%u all 0xff",
+           r->offset);
+    for (v = 0; v < r->nr_vcpus; v++) {
+        const volatile unsigned char *rec = r->base + r->offset + (size_t)v * r->stride;
+        const volatile struct xen_vcpu_stats *s = (const volatile void *)rec;
+
+        if (s->_pad != 0xffffffffu)
+            pad_bad++;
+        if (!all_ff(rec + r->size, r->stride - r->size))
+            tail_bad++;
+        /* Counters this Xen has beyond those this checker knows. */
+        if (r->size > XEN_VCPU_STATS_RECORD_SIZE)
+            info("vCPU %u: %u bytes of counters unknown to this checker", v,
+                 r->size - XEN_VCPU_STATS_RECORD_SIZE);
+        (void)unknown_bad;
+    }
+    result(pad_bad == 0, "record-pad", "_pad == 0xffffffff in %u records (%" PRIu64 " bad)",
+           r->nr_vcpus, pad_bad);
+    result(tail_bad == 0, "record-tail", "bytes size..stride all 0xff in %u records (%" PRIu64 " bad)",
+           r->nr_vcpus, tail_bad);
+    ok = all_ff(r->base + need, r->bytes - need);
+    result(ok, "frame-tail", "bytes %" PRIu64 "..%zu all 0xff", need, r->bytes);
+    (void)domid;
+    return 0;
+}
+
+static int read_all(const struct region *r, struct snap *s, unsigned *max_retries)
+{
+    uint32_t v;
+
+    *max_retries = 0;
+    for (v = 0; v < r->nr_vcpus; v++) {
+        if (read_record(r, v, &s[v]) < 0)
+            return -1;
+        if (s[v].retries > *max_retries)
+            *max_retries = s[v].retries;
+    }
+    return 0;
+}
+
+static uint64_t sum4(const struct snap *s)
+{
+    return s->c[0] + s->c[1] + s->c[2] + s->c[3];
+}
+
+static const char *state_name(uint64_t st)
+{
+    static const char *n[] = { "running", "runnable", "blocked", "offline" };
+
+    return st < 4 ? n[st] : "?";
+}
+
+struct reading {
+    struct snap s;
+    xc_vcpuinfo_t xi;
+    uint64_t mono; /* dom0 clock at the hypercall */
+    int stable;    /* the record did not change around the hypercall */
+};
+
+/* A record and xc_vcpu_getinfo() of the same vCPU at (nearly) one instant. */
+static int take_reading(xc_interface *xch, uint32_t domid, const struct region *r, uint32_t v,
+                        struct reading *out)
+{
+    struct snap s1;
+    int n;
+
+    for (n = 0; n < 50; n++) {
+        uint64_t m0, m1;
+
+        if (read_record(r, v, &s1) < 0)
+            return -1;
+        m0 = mono_ns();
+        if (xc_vcpu_getinfo(xch, domid, v, &out->xi) < 0)
+            return -1;
+        m1 = mono_ns();
+        if (read_record(r, v, &out->s) < 0)
+            return -1;
+        out->mono = m0 + (m1 - m0) / 2;
+        out->stable = s1.seq == out->s.seq;
+        if (out->stable)
+            return 0;
+    }
+    return 0;
+}
+
+static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsigned seconds)
+{
+    struct region r;
+    struct reading *a = NULL, *b = NULL;
+    unsigned v, i;
+    int64_t k = 0; /* Xen system time - dom0 CLOCK_MONOTONIC_RAW */
+    const char *k_how = "none";
+    int ok;
+
+    if (map_region(xch, domid, &r) < 0)
+        return 1;
+    if (check_layout(&r, domid) < 0)
+        goto out;
+
+    /* A writable mapping must be refused: the pages are read-only for all. */
+    {
+        void *w = NULL;
+        xenforeignmemory_resource_handle *wr = xenforeignmemory_map_resource(
+            r.fm, domid, XEN_VCPU_STATS_RESOURCE_TYPE, XEN_VCPU_STATS_RESOURCE_ID, 0, 1, &w,
+            PROT_READ | PROT_WRITE, 0);
+        int e = errno;
+
+        result(wr == NULL, "write-map-refused", "PROT_WRITE mapping: %s",
+               wr ? "succeeded" : strerror(e));
+        if (wr)
+            xenforeignmemory_unmap_resource(r.fm, wr);
+    }
+    {
+        void *w = NULL;
+        xenforeignmemory_resource_handle *wr = xenforeignmemory_map_resource(
+            r.fm, domid, XEN_VCPU_STATS_RESOURCE_TYPE, 1, 0, 1, &w, PROT_READ, 0);
+        int e = errno;
+
+        result(wr == NULL, "unknown-id-refused", "id 1: %s", wr ? "mapped" : strerror(e));
+        if (wr)
+            xenforeignmemory_unmap_resource(r.fm, wr);
+    }
+
+    a = calloc(r.nr_vcpus, sizeof(*a));
+    b = calloc(r.nr_vcpus, sizeof(*b));
+    if (!a || !b)
+        goto out;
+
+    ok = 1;
+    for (v = 0; v < r.nr_vcpus; v++)
+        ok &= take_reading(xch, domid, &r, v, &a[v]) == 0;
+    result(ok, "seqlock-read", "all %u records read with even, unchanged seq", r.nr_vcpus);
+    if (!ok)
+        goto out;
+    for (v = 0; v < r.nr_vcpus; v++) {
+        const struct snap *s = &a[v].s;
+        int active = 1;
+
+        for (i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
+            if (s->c[i] & XEN_VCPU_STATS_INACTIVE_BIT)
+                active = 0;
+        result(active && s->c[XEN_VCPU_STATS_STATE] <= 3 && !(s->seq & 1), "record-active",
+               "vCPU %u: seq %u running %" PRIu64 " runnable %" PRIu64 " blocked %" PRIu64
+               " offline %" PRIu64 " changes %" PRIu64 " state %s update_time %" PRIu64,
+               v, s->seq, s->c[0], s->c[1], s->c[2], s->c[3], s->c[4], state_name(s->c[5]),
+               s->c[6]);
+    }
+
+    /*
+     * Xen's NOW() is not readable from dom0 user space.  Estimate its offset
+     * from dom0's clock with a vCPU that was running across its hypercall:
+     * cpu_time = running_time + (NOW - update_time).  Else only a lower
+     * bound is known: NOW >= every update_time.
+     */
+    for (v = 0; v < r.nr_vcpus; v++) {
+        const struct reading *x = &a[v];
+
+        if (x->stable && x->s.c[5] == XEN_VCPU_STATS_RUNSTATE_RUNNING && x->xi.running) {
+            k = (int64_t)(x->xi.cpu_time - x->s.c[0] + x->s.c[6]) - (int64_t)x->mono;
+            k_how = "a running vCPU's cpu_time";
+            break;
+        }
+    }
+    if (!strcmp(k_how, "none")) {
+        for (v = 0; v < r.nr_vcpus; v++) {
+            int64_t lb = (int64_t)a[v].s.c[6] - (int64_t)a[v].mono;
+
+            if (!strcmp(k_how, "none") || lb > k)
+                k = lb;
+            k_how = "the latest update_time (lower bound)";
+        }
+    }
+    info("Xen system time - dom0 CLOCK_MONOTONIC_RAW = %" PRId64 " ns, from %s", k, k_how);
+
+    info("sleeping %u s between two readings", seconds);
+    sleep(seconds);
+
+    ok = 1;
+    for (v = 0; v < r.nr_vcpus; v++)
+        ok &= take_reading(xch, domid, &r, v, &b[v]) == 0;
+    result(ok, "seqlock-read-2", "all %u records read again", r.nr_vcpus);
+    if (!ok)
+        goto out;
+
+    for (v = 0; v < r.nr_vcpus; v++) {
+        const struct snap *sa = &a[v].s, *sb = &b[v].s;
+        uint64_t elapsed = b[v].mono - a[v].mono;
+        int mono = 1;
+        int64_t inv_a, inv_b, g[4], gsum = 0;
+
+        for (i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
+            if (i != XEN_VCPU_STATS_STATE && sb->c[i] < sa->c[i])
+                mono = 0;
+        result(mono && !(sb->seq & 1) && sb->seq >= sa->seq, "monotonic",
+               "vCPU %u: seq, times, changes and update_time never decrease "
+               "(%" PRIu64 " changes in %.2f s)", v, sb->c[4] - sa->c[4], elapsed / 1e9);
+
+        /*
+         * Sum rule, exact: the times are accounted up to update_time and
+         * cover the vCPU's whole life, so their sum minus update_time (minus
+         * the creation time) never changes.
+         */
+        inv_a = (int64_t)(sum4(sa) - sa->c[6]);
+        inv_b = (int64_t)(sum4(sb) - sb->c[6]);
+        result(inv_a == inv_b, "sum-rule-exact",
+               "vCPU %u: sum of the four times - update_time = %" PRId64 " at both readings: %s",
+               v, inv_a, inv_a == inv_b ? "same" : "DIFFERENT");
+
+        /*
+         * Staleness rule at both readings (now = dom0 clock + k): the four
+         * times grow by the elapsed time, split between the states.
+         */
+        for (i = 0; i < 4; i++) {
+            g[i] = (int64_t)(sb->c[i] - sa->c[i]);
+            if (sb->c[5] == i)
+                g[i] += (int64_t)b[v].mono + k - (int64_t)sb->c[6];
+            if (sa->c[5] == i)
+                g[i] -= (int64_t)a[v].mono + k - (int64_t)sa->c[6];
+            gsum += g[i];
+        }
+        result(gsum == (int64_t)elapsed, "sum-rule-elapsed",
+               "vCPU %u: the four projected times grew %.6f s, dom0 clock %.6f s", v, gsum / 1e9,
+               elapsed / 1e9);
+        info("vCPU %u over %.2f s: running %.1f%% runnable %.1f%% blocked %.1f%% offline %.1f%% "
+             "(now %s)", v, elapsed / 1e9, 100.0 * g[0] / elapsed, 100.0 * g[1] / elapsed,
+             100.0 * g[2] / elapsed, 100.0 * g[3] / elapsed, state_name(sb->c[5]));
+        if ((int)v == busy)
+            result(g[0] >= (int64_t)elapsed / 2 && g[0] > g[2], "busy-vcpu-running",
+                   "vCPU %u running %.1f%% of %.2f s (needs >= 50%%)", v, 100.0 * g[0] / elapsed,
+                   elapsed / 1e9);
+        if ((int)v == idle)
+            result(g[2] >= (int64_t)elapsed * 8 / 10, "idle-vcpu-blocked",
+                   "vCPU %u blocked %.1f%% of %.2f s (needs >= 80%%)", v, 100.0 * g[2] / elapsed,
+                   elapsed / 1e9);
+
+        /*
+         * xc_vcpu_getinfo()'s cpu_time is runstate.time[running] plus, for a
+         * running vCPU, the time since its last change.  At the second
+         * reading (k came from the first), the region's running time with
+         * the staleness rule applied must match it.
+         */
+        {
+            int64_t proj = (int64_t)sb->c[0];
+            int64_t diff, tol = 2000000; /* 2 ms: k's error and QEMU jitter */
+
+            if (sb->c[5] == XEN_VCPU_STATS_RUNSTATE_RUNNING)
+                proj += (int64_t)b[v].mono + k - (int64_t)sb->c[6];
+            diff = (int64_t)b[v].xi.cpu_time - proj;
+            result(!b[v].stable || (diff < tol && -diff < tol), "vs-getinfo",
+                   "vCPU %u: running time %.3f ms (region, staleness rule applied), cpu_time "
+                   "%.3f ms (xc_vcpu_getinfo): diff %.3f ms, tolerance %.1f ms%s",
+                   v, proj / 1e6, b[v].xi.cpu_time / 1e6, diff / 1e6, tol / 1e6,
+                   b[v].stable ? "" : " (record kept changing: not compared)");
+        }
+    }
+out:
+    free(a);
+    free(b);
+    unmap_region(&r);
+    return failures ? 1 : 0;
+}
+
+static int cmd_bench(xc_interface *xch, uint32_t domid, unsigned iters)
+{
+    struct region r;
+    struct snap *s;
+    xc_vcpuinfo_t xi;
+    unsigned retries, n, v;
+    uint64_t t0, t_region, t_getinfo;
+    double per_region, per_getinfo;
+    unsigned hc_iters = iters / 100 ? iters / 100 : 1;
+
+    if (map_region(xch, domid, &r) < 0)
+        return 1;
+    if (check_layout(&r, domid) < 0)
+        goto out;
+    s = calloc(r.nr_vcpus, sizeof(*s));
+    if (!s)
+        goto out;
+
+    t0 = mono_ns();
+    for (n = 0; n < iters; n++)
+        if (read_all(&r, s, &retries) < 0)
+            break;
+    t_region = mono_ns() - t0;
+
+    t0 = mono_ns();
+    for (n = 0; n < hc_iters; n++)
+        for (v = 0; v < r.nr_vcpus; v++)
+            xc_vcpu_getinfo(xch, domid, v, &xi);
+    t_getinfo = mono_ns() - t0;
+
+    per_region = (double)t_region / iters;
+    per_getinfo = (double)t_getinfo / hc_iters;
+    info("bench domid %u, %u vCPUs: region %.0f ns per read of all vCPUs (%u reads), "
+         "xc_vcpu_getinfo %.0f ns per all vCPUs (%u rounds)", domid, r.nr_vcpus, per_region,
+         iters, per_getinfo, hc_iters);
+    result(per_getinfo / per_region >= 400, "bench-ratio",
+           "%u vCPUs: shared region %.0f ns vs xc_vcpu_getinfo %.1f us: %.0fx (goal >= 400x)",
+           r.nr_vcpus, per_region, per_getinfo / 1e3, per_getinfo / per_region);
+out:
+    unmap_region(&r);
+    return failures ? 1 : 0;
+}
+
+/*
+ * Keep the region mapped for `seconds`, reading it, while the domain is
+ * destroyed under it: the mapping holds its own page references, so the
+ * frames stay valid (the header keeps its magic) until it is dropped.
+ */
+static int cmd_hold(xc_interface *xch, uint32_t domid, unsigned seconds)
+{
+    struct region r;
+    unsigned n, bad = 0;
+
+    if (map_region(xch, domid, &r) < 0)
+        return 1;
+    for (n = 0; n < seconds * 10; n++) {
+        if (((const volatile struct xen_vcpu_stats_header *)r.base)->magic != XEN_VCPU_STATS_MAGIC)
+            bad++;
+        usleep(100000);
+    }
+    result(bad == 0, "hold", "region of domid %u readable for %u s while mapped (%u bad reads)",
+           domid, seconds, bad);
+    unmap_region(&r);
+    return failures ? 1 : 0;
+}
+
+/* On an unpatched Xen the resource must fail cleanly (the fallback case). */
+static int cmd_absent(uint32_t domid)
+{
+    xenforeignmemory_handle *fm = xenforeignmemory_open(NULL, 0);
+    xenforeignmemory_resource_handle *res;
+    void *addr = NULL;
+
+    if (!fm) {
+        result(0, "fmem-open", "%s", strerror(errno));
+        return 1;
+    }
+    res = xenforeignmemory_map_resource(fm, domid, XEN_VCPU_STATS_RESOURCE_TYPE,
+                                        XEN_VCPU_STATS_RESOURCE_ID, 0, 1, &addr, PROT_READ, 0);
+    result(res == NULL, "resource-absent", "map_resource: %s", res ? "mapped" : strerror(errno));
+    if (res)
+        xenforeignmemory_unmap_resource(fm, res);
+    xenforeignmemory_close(fm);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    xc_interface *xch;
+    uint32_t domid;
+    int busy = -1, idle = -1, i, rc;
+    unsigned seconds = 5;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s check|bench|absent DOMID [options]\n", argv[0]);
+        return 2;
+    }
+    domid = (uint32_t)strtoul(argv[2], NULL, 0);
+    for (i = 3; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--busy"))
+            busy = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--idle"))
+            idle = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seconds"))
+            seconds = (unsigned)atoi(argv[i + 1]);
+    }
+    if (!strcmp(argv[1], "absent"))
+        return cmd_absent(domid);
+    xch = xc_interface_open(NULL, NULL, 0);
+    if (!xch) {
+        result(0, "xc-open", "%s", strerror(errno));
+        return 1;
+    }
+    if (!strcmp(argv[1], "check"))
+        rc = cmd_check(xch, domid, busy, idle, seconds);
+    else if (!strcmp(argv[1], "hold"))
+        rc = cmd_hold(xch, domid, argc > 3 ? (unsigned)atoi(argv[3]) : 5);
+    else if (!strcmp(argv[1], "bench"))
+        rc = cmd_bench(xch, domid, argc > 3 ? (unsigned)atoi(argv[3]) : 100000);
+    else
+        rc = 2;
+    xc_interface_close(xch);
+    return rc;
+}

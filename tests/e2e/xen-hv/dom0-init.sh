@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# /init of the dom0 initramfs for the patched-hypervisor test: a minimal
+# dom0 (modules, xenstored, xenconsoled), three PV domUs (2 vCPUs with one
+# busy and one idle, 4 and 8 idle vCPUs), then vcpustats-check, the
+# benchmarks, xenstats vcpu when present, the hypervisor-side cost (debug key
+# W, when the measurement patch is in), and destruction with a mapping held.
+# Result lines start with "XT:".
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
+
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "XT: $*"; }
+res() {
+    n=$1; rc=$2; shift 2
+    if [ "$rc" = 0 ]; then say "PASS $n $*"; else say "FAIL $n (rc=$rc) $*"; fi
+}
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mkdir -p /run/xen /run/xenstored /var/lib/xenstored /var/lib/xen /var/log/xen/console /var/lock
+ln -sf /run /var/run 2>/dev/null
+echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
+for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs; do
+    insmod "$(find /lib/modules -name "$m.ko" | head -1)" || say "insmod $m failed"
+done
+mount -t xenfs xenfs /proc/xen
+sleep 1
+xenstored --pid-file /run/xenstored.pid
+i=0; while ! xenstore-read / >/dev/null 2>&1 && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
+xen-init-dom0 >/dev/null 2>&1 || say "xen-init-dom0 failed"
+xenconsoled --pid-file=/run/xenconsoled.pid --log=guest --log-dir=/var/log/xen/console
+say "hypervisor: $(xl info 2>/dev/null | grep -E '^xen_(version|extra|changeset)' | tr -s ' ' | tr '\n' ' ')"
+
+create() { # create NAME VCPUS EXTRA
+    sed -e "s/@NAME@/$1/" -e "s/@VCPUS@/$2/" -e "s/@EXTRA@/$3/" /domu/domu.cfg.in >/tmp/$1.cfg
+    T0=$(up)
+    timeout 180 xl create /tmp/$1.cfg >/tmp/$1.out 2>&1
+    res "xl-create-$1" $? "$2 vCPUs, $(awk "BEGIN{print $(up)-$T0}")s"
+}
+wait_alive() { # wait_alive NAME -> prints domid
+    d=$(xl domid "$1" 2>/dev/null); i=0
+    while [ -n "$d" ] && [ $i -lt 240 ]; do
+        xenstore-read /local/domain/$d/data/alive >/dev/null 2>&1 && break
+        sleep 1; i=$((i+1))
+    done
+    echo "$d"
+}
+
+create busy2 2 busy
+D2=$(wait_alive busy2)
+say "domU busy2 = domid $D2 ($(xenstore-read /local/domain/$D2/data/alive 2>/dev/null))"
+sleep 3   # let the busy loop settle
+
+if [ -x /usr/bin/vcpustats-check ]; then
+    timeout 120 vcpustats-check check "$D2" --busy 1 --idle 0 --seconds 5 >/tmp/check.out 2>&1
+    rc=$?
+    sed 's/^/XT: check: /' /tmp/check.out
+    res vcpustats-check $rc "domid $D2"
+fi
+if [ -x /usr/bin/xenstats ]; then
+    timeout 60 xenstats vcpu "$D2" >/tmp/xs.out 2>&1; rc=$?
+    timeout 60 xenstats vcpu -i 2s -c 1 "$D2" >>/tmp/xs.out 2>&1 || rc=$?
+    sed 's/^/XT: xenstats vcpu: /' /tmp/xs.out | head -30
+    res xenstats-vcpu $rc "domid $D2"
+fi
+
+create idle4 4 idle
+create idle8 8 idle
+D4=$(wait_alive idle4); D8=$(wait_alive idle8)
+say "domU idle4 = domid $D4, idle8 = domid $D8"
+xl list 2>&1 | sed 's/^/XT: xl list: /'
+for d in $D4 $D8; do
+    timeout 300 vcpustats-check bench "$d" 20000 >/tmp/bench.out 2>&1; rc=$?
+    sed 's/^/XT: bench: /' /tmp/bench.out
+    res "bench-$d" $rc
+done
+
+if xl debug-keys W >/dev/null 2>&1 && xl dmesg | grep -q "vcpu_stats cost"; then
+    xl dmesg | grep "vcpu_stats cost" | tail -2 | sed 's/^/XT: hypervisor: /'
+fi
+
+# Destruction while a mapping is held: the domain lingers until it is
+# dropped, then goes; Xen must stay up.
+vcpustats-check hold "$D4" 8 >/tmp/hold.out 2>&1 &
+HP=$!
+sleep 2
+xl destroy idle4; res xl-destroy-mapped $? "idle4 destroyed with its stats mapped"
+sleep 1
+if xl list 2>/dev/null | awk '{print $2}' | grep -qx "$D4"; then lingered=yes; else lingered=no; fi
+wait $HP; sed 's/^/XT: hold: /' /tmp/hold.out
+i=0; while xl list 2>/dev/null | awk '{print $2}' | grep -qx "$D4" && [ $i -lt 20 ]; do sleep 1; i=$((i+1)); done
+xl list 2>/dev/null | awk '{print $2}' | grep -qx "$D4"; [ $? != 0 ]
+res destroy-after-unmap $? "domain $D4 lingered while mapped: $lingered; gone after unmap"
+xl destroy idle8; xl destroy busy2
+res destroy-all $? "remaining domUs destroyed"
+xl dmesg | grep -iE "vcpu stats|vcpu_stats|assert|bug|panic" | sed 's/^/XT: xl dmesg: /' | tail -10
+echo "XENTEST-DONE at $(up)s"
+sync
+poweroff -f
+sleep 30
