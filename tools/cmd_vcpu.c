@@ -170,17 +170,25 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
                                 ? xenstats_vcpu_runstate_name(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE))
                                 : NULL;
 
+        bool complete = true; /* shares of a partial total would lie (the hypercall fallback) */
+
         for (s = 0; s < 4; s++) {
             d[s] = cur->times[i][s] - (prev ? prev->times[i][s] : 0);
             if (time_valid(cur, i, s))
                 total += d[s];
+            else
+                complete = false;
         }
+        if (!complete)
+            total = 0;
         printf("%-5u %-9s", i, state ? state : "-");
         for (s = 0; s < 4; s++) {
             if (!time_valid(cur, i, s))
                 printf(" %16s", "-");
+            else if (!total)
+                printf(" %9.3f %6s", (double)d[s] / 1e9, "");
             else
-                printf(" %9.3f %5.1f%%", (double)d[s] / 1e9, total ? 100.0 * (double)d[s] / (double)total : 0.0);
+                printf(" %9.3f %5.1f%%", (double)d[s] / 1e9, 100.0 * (double)d[s] / (double)total);
         }
         if (xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE_CHANGES) == XENSTATS_COUNTER_VALID)
             printf(" %9llu\n", (unsigned long long)(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE_CHANGES) -
@@ -214,11 +222,17 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
 
         json_object_object_add(v, "vcpu", json_object_new_int64(i));
         json_object_object_add(v, "state", state ? json_object_new_string(state) : NULL);
+        bool complete = true; /* shares of a partial total would lie (the hypercall fallback) */
+
         for (s = 0; s < 4; s++) {
             d[s] = cur->times[i][s] - (prev ? prev->times[i][s] : 0);
             if (time_valid(cur, i, s))
                 total += d[s];
+            else
+                complete = false;
         }
+        if (!complete)
+            total = 0;
         for (s = 0; s < 4; s++) {
             bool ok = time_valid(cur, i, s);
 
