@@ -313,7 +313,8 @@ static void fill_sets(struct agent *a, struct snapshot *s)
         s->agent.sets_by_state[info.state < 6 ? info.state : 0]++;
     }
     for (i = 0; i < s->nr_domains; i++)
-        qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct snap_set), compare_sets);
+        if (s->domains[i].nr_sets > 1)
+            qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct snap_set), compare_sets);
 }
 
 static void count_providers(struct snapshot *s)

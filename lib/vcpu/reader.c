@@ -319,7 +319,7 @@ int xenstats_vcpu_map_snapshot(struct xenstats_vcpu_map *map, uint32_t vcpu, str
 int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstats_vcpu_sample *ret_samples,
                                    uint32_t count)
 {
-    const unsigned char *record = map->mem + map->layout.offset;
+    const unsigned char *record;
     uint32_t stride = map->layout.stride, i;
 
     if (count > map->layout.nr_vcpus)
@@ -333,6 +333,7 @@ int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstat
         }
         return 0;
     }
+    record = map->mem + map->layout.offset;
     if (map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE) {
         /* The producer has every counter we know: constant-size copies. */
         for (i = 0; i < count; i++, record += stride)
