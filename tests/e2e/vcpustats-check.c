@@ -433,8 +433,9 @@ static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsi
                    "vCPU %u running %.1f%% of %.2f s (needs >= 50%%)", v, 100.0 * g[0] / elapsed,
                    elapsed / 1e9);
         if ((int)v == idle)
-            result(g[2] >= (int64_t)elapsed * 8 / 10, "idle-vcpu-blocked",
-                   "vCPU %u blocked %.1f%% of %.2f s (needs >= 80%%)", v, 100.0 * g[2] / elapsed,
+            result(g[2] >= (int64_t)elapsed * 6 / 10 && g[2] > g[0], "idle-vcpu-blocked",
+                   "vCPU %u blocked %.1f%% of %.2f s (needs >= 60%%: the guest kernel's own "
+                   "housekeeping runs there, and runs late under QEMU)", v, 100.0 * g[2] / elapsed,
                    elapsed / 1e9);
 
         /*
