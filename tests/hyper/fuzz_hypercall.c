@@ -118,7 +118,7 @@ static void check_invariants(struct hyper *hy)
             if (mapped != c->nr_mapped || mapped > HY_MAPS_PER_CONN)
                 abort();
         }
-        for (i = 0; i < HY_PORTS; i++) {
+        for (i = 0; i < d->nr_ports; i++) {
             struct hy_port *p = d->ports[i];
 
             if (!p)
@@ -127,7 +127,7 @@ static void check_invariants(struct hyper *hy)
                 abort();
             if (p->state == PLATFORM_EVTCHN_INTERDOMAIN) {
                 struct hy_domain *rd = hyper_domain_find(hy, p->remote_domid);
-                struct hy_port *peer = rd && p->remote_port < HY_PORTS ? rd->ports[p->remote_port] : NULL;
+                struct hy_port *peer = rd && p->remote_port < rd->nr_ports ? rd->ports[p->remote_port] : NULL;
 
                 if (!peer || peer->state != PLATFORM_EVTCHN_INTERDOMAIN || peer->remote_domid != d->domid ||
                     peer->remote_port != i)

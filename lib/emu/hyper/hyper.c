@@ -65,6 +65,12 @@ int hyper_domain_add(struct hyper *hy, uint32_t domid)
     d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
+    d->nr_ports = domid == 0 ? HY_PORTS_DOM0 : HY_PORTS;
+    d->ports = calloc(d->nr_ports, sizeof(*d->ports));
+    if (!d->ports) {
+        free(d);
+        return -ENOMEM;
+    }
     d->hy = hy;
     d->domid = domid;
     d->lfd = -1;
@@ -469,7 +475,7 @@ static struct hy_port *peer_of(struct hy_port *p)
 {
     struct hy_domain *rd = hyper_domain_find(p->conn->dom->hy, p->remote_domid);
 
-    if (p->state != PLATFORM_EVTCHN_INTERDOMAIN || !rd || p->remote_port >= HY_PORTS)
+    if (p->state != PLATFORM_EVTCHN_INTERDOMAIN || !rd || p->remote_port >= rd->nr_ports)
         return NULL;
     return rd->ports[p->remote_port];
 }
@@ -497,9 +503,9 @@ static int ev_alloc(struct hy_conn *c, uint32_t state, uint32_t remote_domid, st
     struct hy_port *p;
     uint32_t port;
 
-    for (port = 1; port < HY_PORTS && d->ports[port]; port++)
+    for (port = 1; port < d->nr_ports && d->ports[port]; port++)
         ;
-    if (port == HY_PORTS)
+    if (port == d->nr_ports)
         return -ENOSPC;
     p = calloc(1, sizeof(*p));
     if (!p)
@@ -533,7 +539,7 @@ static int ev_open(struct hy_conn *c, int *out_fds, unsigned int *ret_nout)
  * EINVAL beyond the domain's ports and ENOTCONN for another's. */
 static int own_port(struct hy_conn *c, uint32_t port, struct hy_port **ret)
 {
-    if (port >= HY_PORTS)
+    if (port >= c->dom->nr_ports)
         return -EINVAL;
     if (!c->dom->ports[port] || c->dom->ports[port]->conn != c)
         return -ENOTCONN;
@@ -561,7 +567,7 @@ static int evtchn_op(struct hy_conn *c, const struct emu_hc_request *req, struct
         rd = remote <= EMU_MAX_DOMID ? hyper_domain_find(d->hy, remote) : NULL;
         if (!rd)
             return -ESRCH;
-        if (req->port >= HY_PORTS)
+        if (req->port >= rd->nr_ports)
             return -EINVAL;
         rp = rd->ports[req->port];
         if (!rp || rp->state != PLATFORM_EVTCHN_UNBOUND || rp->remote_domid != d->domid)
@@ -601,7 +607,7 @@ static int evtchn_op(struct hy_conn *c, const struct emu_hc_request *req, struct
         return 0;
     case EMU_HC_EVT_STATUS:
         /* EVTCHNOP_status covers every port of the domain. */
-        if (req->port >= HY_PORTS)
+        if (req->port >= d->nr_ports)
             return -EINVAL;
         p = d->ports[req->port];
         reply->count = 3;
@@ -655,7 +661,7 @@ void hyper_conn_close(struct hy_conn *c)
     d = c->dom;
     /* As a process exit: its ports close (peers see it), its grants are
      * revoked (deferred while mapped), its mappings go. */
-    for (i = 1; i < HY_PORTS; i++)
+    for (i = 1; i < d->nr_ports; i++)
         if (d->ports[i] && d->ports[i]->conn == c)
             ev_close(d, d->ports[i]);
     for (i = HY_GRANT_RESERVED; i < HY_GRANT_ENTRIES; i++)
@@ -711,6 +717,7 @@ void hyper_domain_remove(struct hyper *hy, uint32_t domid)
             grant_free(d, g);
     }
     *pp = d->next;
+    free(d->ports);
     free(d);
 }
 

@@ -30,7 +30,8 @@ struct hy_conn;
 #define HY_GRANT_ENTRIES 4096u
 #define HY_GRANT_RESERVED 8u
 /* Per-domain event channel ports; port 0 is reserved as on Xen. */
-#define HY_PORTS 1024u
+#define HY_PORTS 1024u       /* a guest's ports, as xl's max_event_channels default */
+#define HY_PORTS_DOM0 32768u /* the control domain's: it binds one per monitored set */
 /* Files a domain's grants may keep open in the emulator: the pages of one
  * share_pages() call are one file, so this bounds the emulator's
  * descriptors per domain, not the pages (ENOSPC beyond). */

@@ -60,7 +60,8 @@ struct hy_domain {
     uint32_t nr_memfds;
     int lfd; /* transport: the listening hypercall socket, or -1 */
     char path[108];
-    struct hy_port *ports[HY_PORTS];
+    struct hy_port **ports; /* nr_ports entries; port 0 is never used */
+    uint32_t nr_ports;
     struct hy_grant grants[HY_GRANT_ENTRIES];
 };
 
