@@ -364,6 +364,8 @@ int main(int argc, char **argv)
         free(body);
         if (active >= (long)domains * SETS)
             break;
+        if (i % 20 == 19)
+            fprintf(stderr, "bench_agent: %ld of %d sets active\n", active, domains * SETS);
     }
     if (i == 600) {
         fprintf(stderr, "bench_agent: the sets never all became active\n");

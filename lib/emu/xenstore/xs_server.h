@@ -16,7 +16,7 @@
 
 #define XS_SERVER_OUT_MAX (256 * 1024)    /* unread output per client */
 #define XS_SERVER_CLIENTS_PER_DOMAIN 128  /* connections per domain */
-#define XS_SERVER_CLIENTS_MAX 1024        /* connections in all */
+#define XS_SERVER_CLIENTS_MAX 16384       /* connections in all: a host of 1000+ domains */
 #define XS_SERVER_BURST 32                /* requests served per wake-up */
 
 struct emu_loop;
