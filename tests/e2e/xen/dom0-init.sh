@@ -64,7 +64,7 @@ xenstore-write /local/domain/$DOMID/data/phase bench
 
 # ---- benchmarks (they play the toolstack: the bench creates `stats`)
 ROUNDS=$(arg e2e_rounds)
-timeout 420 xen_e2e bench "$DOMID" "${ROUNDS:-100}"
+timeout 420 xen_e2e bench "$DOMID" "${ROUNDS:-120}"
 res bench-run $? "benchmarks done at $(up)s"
 xenstore-write /local/domain/$DOMID/data/phase test
 
