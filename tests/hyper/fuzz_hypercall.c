@@ -115,7 +115,7 @@ static void check_invariants(struct hyper *hy)
 
             for (m = c->mappings; m; m = m->conn_next)
                 mapped += m->count;
-            if (mapped != c->nr_mapped || mapped > HY_MAPS_PER_CONN)
+            if (mapped != c->nr_mapped || mapped > (d->domid == 0 ? HY_MAPS_PER_CONN_DOM0 : HY_MAPS_PER_CONN))
                 abort();
         }
         for (i = 0; i < d->nr_ports; i++) {

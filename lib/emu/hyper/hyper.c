@@ -274,7 +274,7 @@ static int gnt_map(struct hy_conn *c, const struct emu_hc_request *req, struct e
         if (!g || !g->mem || g->grantee != c->dom->domid || (writable && !g->writable))
             return -EINVAL;
     }
-    if (c->nr_mapped + req->count > HY_MAPS_PER_CONN)
+    if (c->nr_mapped + req->count > (c->dom->domid == 0 ? HY_MAPS_PER_CONN_DOM0 : HY_MAPS_PER_CONN))
         return -ENOMEM;
     for (i = 0; i < req->count; i++) {
         struct hy_grant *g = &gd->grants[req->refs[i]];

@@ -38,7 +38,8 @@ struct hy_conn;
 #define HY_MEMFDS_PER_DOMAIN 256u
 /* Bounds of one connection. */
 #define HY_CONNS_PER_DOMAIN 256u
-#define HY_MAPS_PER_CONN 4096u
+#define HY_MAPS_PER_CONN 4096u        /* a guest connection's mapped pages */
+#define HY_MAPS_PER_CONN_DOM0 262144u /* Domain-0 maps two pages per monitored set */
 
 /*
  * Register the grant/event channel module with the emulated host: every
