@@ -108,6 +108,10 @@ if [ ! -d "$TREE" ]; then
     mv "$TREE.tmp" "$TREE"
 fi
 cd "$TREE"
+# The tree may sit inside another git work tree (this repository's): git
+# apply would then take paths relative to that repository's top and silently
+# skip them.  Make it treat the tree as a plain directory.
+export GIT_CEILING_DIRECTORIES=$(dirname "$TREE")
 
 same=1
 if [ -d "$APPLIED" ]; then
@@ -142,6 +146,8 @@ if [ $same = 0 ]; then
     done
     mv "$APPLIED.new" "$APPLIED"
 fi
+grep -q XENMEM_resource_stats_table xen/include/public/memory.h ||
+    die "the series is recorded as applied but xen/include/public/memory.h lacks it"
 
 # --- 3. configure and build ---------------------------------------------
 MAKE_ARGS=(XEN_TARGET_ARCH=x86_64 XEN_COMPILE_ARCH=x86_64
