@@ -125,6 +125,16 @@ static void on_request(struct emu_loop *loop, int fd, uint32_t events, void *dat
             log_debug("hypercall: domain %u: malformed request, disconnecting", c->dom->domid);
             goto disconnect;
         }
+        if ((size_t)len >= EMU_HC_REQUEST_HEADER) {
+            struct emu_hc_request head;
+
+            memcpy(&head, buf, EMU_HC_REQUEST_HEADER);
+            if (head.op == EMU_HC_EVT_UNMASK && (head.flags & EMU_HC_NO_REPLY)) {
+                for (i = 0; i < nout; i++)
+                    close(out_fds[i]);
+                continue;
+            }
+        }
         {
             union {
                 struct cmsghdr align;
