@@ -46,8 +46,7 @@ struct xenstats_pv_set {
 
     struct pv_set_keys keys;
     const uint8_t *name_map, *value_map; /* read-only grant mappings */
-    uint8_t *name_copy;                  /* what was validated, once */
-    uint8_t *value_copy;
+    uint64_t names_hash;                 /* of the name pages as validated */
     struct pv_stat_desc *descs;
     struct pv_value *values;
     bool *valid;
@@ -96,7 +95,37 @@ struct xenstats_monitor {
     bool list_dirty;
     bool release_watched;
     int broken; /* -errno once xenstore or the event channel device is gone */
+    /* private copies of guest pages live here only while being parsed or
+     * decoded: one buffer for all sets keeps a monitor of thousands small */
+    uint8_t *scratch;
+    size_t scratch_len;
 };
+
+static int grow_scratch(struct xenstats_monitor *m, size_t bytes)
+{
+    uint8_t *p = realloc(m->scratch, bytes);
+
+    if (!p)
+        return -ENOMEM;
+    m->scratch = p;
+    m->scratch_len = bytes;
+    return 0;
+}
+
+/* A fast hash of whole pages (word at a time): detects rewritten names. */
+static uint64_t page_hash(const volatile uint8_t *pages, size_t bytes)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+
+    for (size_t i = 0; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+
+        memcpy(&w, (const uint8_t *)pages + i, sizeof(w));
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
 
 enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
 
@@ -187,12 +216,10 @@ static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
     if (s->value_map)
         g->unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
     s->name_map = s->value_map = NULL;
-    free(s->name_copy);
-    free(s->value_copy);
+
     free(s->descs);
     free(s->values);
     free(s->valid);
-    s->name_copy = s->value_copy = NULL;
     s->descs = NULL;
     s->values = NULL;
     s->valid = NULL;
@@ -271,6 +298,7 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
 static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
 {
     struct platform *pl = m->platform;
+    uint8_t *name_copy;
     size_t bytes;
     int r;
 
@@ -281,18 +309,20 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
         set_reason(s, "cannot map name-type-ref grants: %s", strerror(errno));
         return -EINVAL;
     }
-    s->name_copy = malloc(bytes);
-    s->value_copy = malloc(bytes);
+    name_copy = bytes <= m->scratch_len ? m->scratch : NULL;
+    if (!name_copy && grow_scratch(m, bytes) == 0)
+        name_copy = m->scratch;
     s->descs = calloc(PV_MAX_STATS < keys->nr_pages * XEN_PV_STATS_PER_PAGE ? PV_MAX_STATS
                                                                              : keys->nr_pages * XEN_PV_STATS_PER_PAGE,
                       sizeof(*s->descs));
-    if (!s->name_copy || !s->value_copy || !s->descs) {
+    if (!name_copy || !s->descs) {
         set_reason(s, "out of memory");
         return -ENOMEM;
     }
     /* Copy once, then validate the copy: the guest may change the pages. */
-    memcpy(s->name_copy, s->name_map, bytes);
-    r = pv_parse_name_pages(s->name_copy, keys->nr_pages, s->descs, s->reason);
+    memcpy(name_copy, s->name_map, bytes);
+    s->names_hash = page_hash(name_copy, bytes);
+    r = pv_parse_name_pages(name_copy, keys->nr_pages, s->descs, s->reason);
     if (r < 0)
         return r;
     s->nr_stats = (uint32_t)r;
@@ -662,13 +692,19 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
 {
     size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
     char reason[PV_REASON_MAX];
+    uint8_t *value_copy;
     uint32_t i, bad = 0;
 
     /* The provider refreshed the set before signalling: copy it, then decode the copy. */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    memcpy(s->value_copy, s->value_map, bytes);
+    if (bytes > m->scratch_len && grow_scratch(m, bytes) < 0) {
+        s->errors++;
+        return;
+    }
+    value_copy = m->scratch;
+    memcpy(value_copy, s->value_map, bytes);
     for (i = 0; i < s->nr_stats; i++) {
-        const uint8_t *e = s->value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
+        const uint8_t *e = value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
 
         s->valid[i] = pv_decode_value(s->descs[i].type, e, &s->values[i], reason) == 0;
         if (!s->valid[i] && !bad++)
@@ -678,7 +714,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     if (bad)
         s->errors++;
     /* Names are never re-read, so rewriting them is harmless; say so once. */
-    if (!s->names_rewritten_logged && memcmp(s->name_copy, s->name_map, bytes)) {
+    if (!s->names_rewritten_logged && page_hash(s->name_map, bytes) != s->names_hash) {
         s->names_rewritten_logged = true;
         s->errors++;
         log_warning("domain %u: set %s rewrote its names after publishing (ignored)", s->domain->domid, s->path);
@@ -982,6 +1018,7 @@ void xenstats_monitor_free(struct xenstats_monitor *monitor)
         close(monitor->tfd);
     free(monitor->by_port);
     free(monitor->list);
+    free(monitor->scratch);
     free(monitor);
 }
 
