@@ -56,6 +56,19 @@ D2=$(wait_alive busy2)
 say "domU busy2 = domid $D2 ($(xenstore-read /local/domain/$D2/data/alive 2>/dev/null))"
 sleep 3   # let the busy loop settle
 
+if grep -qw xt_stock /proc/cmdline; then
+    # An unpatched hypervisor: the resource must fail cleanly and xenstats
+    # must fall back to xc_vcpu_getinfo().
+    timeout 60 vcpustats-check absent "$D2" 2>&1 | sed 's/^/XT: absent: /'
+    timeout 60 xenstats vcpu "$D2" >/tmp/xs.out 2>&1; rc=$?
+    sed 's/^/XT: xenstats vcpu (fallback): /' /tmp/xs.out | head -30
+    res xenstats-vcpu-fallback $rc "domid $D2"
+    xl destroy busy2; res destroy-busy2 $? "busy2 destroyed"
+    echo "XENTEST-DONE at $(up)s"
+    sync
+    poweroff -f
+fi
+
 if [ -x /usr/bin/vcpustats-check ]; then
     timeout 120 vcpustats-check check "$D2" --busy 1 --idle 0 --seconds 5 >/tmp/check.out 2>&1
     rc=$?

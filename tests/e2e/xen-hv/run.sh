@@ -12,6 +12,8 @@
 #   XENSTATS=path  a xenstats binary to run in dom0 too (optional)
 #   TIMEOUT=s      QEMU time limit (default 1200; a run takes 2-5 min)
 #   SMP, MEM       QEMU CPUs (default 2) and MiB (default 2048)
+#   DOM0_EXTRA=xt_stock  for an unpatched hypervisor: check that the
+#                  resource fails cleanly and xenstats falls back
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -102,7 +104,7 @@ install -m755 "$HERE/dom0-init.sh" "$R/init"
 
 LOG=${LOG:-$WORK/logs/serial-$(date +%Y%m%d-%H%M%S).log}
 XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
-DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4"
+DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 ${DOM0_EXTRA:-}"
 : >"$LOG"
 start=$(date +%s)
 echo "[host] $(date -u +%T) QEMU: $XEN, log $LOG"
