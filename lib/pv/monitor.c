@@ -95,6 +95,8 @@ struct xenstats_monitor {
     bool list_dirty;
     bool release_watched;
     int broken; /* -errno once xenstore or the event channel device is gone */
+    size_t outstanding;  /* sets in the sampling state */
+    bool timer_dirty;    /* deadlines or rescans changed: re-arm the timer */
     /* private copies of guest pages live here only while being parsed or
      * decoded: one buffer for all sets keeps a monitor of thousands small */
     uint8_t *scratch;
@@ -130,6 +132,17 @@ static uint64_t page_hash(const volatile uint8_t *pages, size_t bytes)
 enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
 
 /* ---- helpers ------------------------------------------------------------ */
+
+/* Every state change goes here, so the count of outstanding requests
+ * stays exact without walking every set. */
+static void set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum xenstats_pv_set_state state)
+{
+    if (s->state == XENSTATS_PV_SET_SAMPLING && state != XENSTATS_PV_SET_SAMPLING)
+        m->outstanding--;
+    else if (s->state != XENSTATS_PV_SET_SAMPLING && state == XENSTATS_PV_SET_SAMPLING)
+        m->outstanding++;
+    s->state = state;
+}
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
@@ -229,7 +242,7 @@ static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
 static void set_reject(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t fingerprint)
 {
     set_detach(m, s);
-    s->state = XENSTATS_PV_SET_REJECTED;
+    set_state(m, s, XENSTATS_PV_SET_REJECTED);
     s->fingerprint = fingerprint;
     s->errors++;
     log_warning("domain %u: set %s rejected: %s", s->domain->domid, s->path, s->reason);
@@ -240,7 +253,7 @@ static void set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, 
     if (s->state != XENSTATS_PV_SET_WITHDRAWN)
         log_info("domain %u: set %s withdrawn (%s)", s->domain->domid, s->path, why);
     set_detach(m, s);
-    s->state = XENSTATS_PV_SET_WITHDRAWN;
+    set_state(m, s, XENSTATS_PV_SET_WITHDRAWN);
     set_reason(s, "%s", why);
     m->list_dirty = true;
 }
@@ -346,7 +359,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     port_map(m, s->port, s);
     s->bind_event_due = true;
     s->bound_at = monotonic_ns();
-    s->state = XENSTATS_PV_SET_ACTIVE;
+    set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
     log_info("domain %u: monitoring set %s (%u statistics, %u pages)", s->domain->domid, s->path, s->nr_stats,
@@ -670,7 +683,7 @@ static int request(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64
     }
     s->requested_at = now;
     s->deadline = now + (uint64_t)m->opts.sample_timeout_ms * MS;
-    s->state = XENSTATS_PV_SET_SAMPLING;
+    set_state(m, s, XENSTATS_PV_SET_SAMPLING);
     return 1;
 }
 
@@ -685,6 +698,7 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
         for (s = d->sets; s; s = s->next)
             n += request(monitor, s, now);
     arm_timer(monitor);
+    monitor->timer_dirty = false;
     return n;
 }
 
@@ -719,7 +733,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
         s->errors++;
         log_warning("domain %u: set %s rewrote its names after publishing (ignored)", s->domain->domid, s->path);
     }
-    s->state = XENSTATS_PV_SET_ACTIVE;
+    set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
     s->samples++;
@@ -783,6 +797,7 @@ static void handle_timeouts(struct xenstats_monitor *m)
     struct mon_domain *d;
     struct xenstats_pv_set *s;
 
+    m->timer_dirty = true;
     if (read(m->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
         log_debug("timerfd: %s", strerror(errno));
     for (d = m->domains; d; d = d->next) {
@@ -799,9 +814,9 @@ static void handle_timeouts(struct xenstats_monitor *m)
                 if (s->state != XENSTATS_PV_SET_TIMED_OUT)
                     log_warning("domain %u: set %s did not answer %u requests in a row", d->domid, s->path,
                                 s->timeouts_in_row);
-                s->state = XENSTATS_PV_SET_TIMED_OUT;
+                set_state(m, s, XENSTATS_PV_SET_TIMED_OUT);
             } else {
-                s->state = XENSTATS_PV_SET_STALE;
+                set_state(m, s, XENSTATS_PV_SET_STALE);
             }
             set_reason(s, "no answer within %u ms", m->opts.sample_timeout_ms);
         }
@@ -830,7 +845,7 @@ static void handle_watches(struct xenstats_monitor *m)
         } else {
             for (d = m->domains; d; d = d->next)
                 if (!strcmp(ev[XS_WATCH_TOKEN], d->token))
-                    d->dirty = true;
+                    d->dirty = true, m->timer_dirty = true;
         }
         free(ev);
     }
@@ -841,9 +856,12 @@ static void rescan_dirty(struct xenstats_monitor *m)
     uint64_t now = monotonic_ns();
     struct mon_domain *d;
 
-    for (d = m->domains; d; d = d->next)
+    for (d = m->domains; d; d = d->next) {
         if (d->dirty && now - d->last_scan >= RESCAN_GAP_NS)
             scan_domain(m, d);
+        if (d->dirty)
+            m->timer_dirty = true; /* come back when the gap has passed */
+    }
 }
 
 int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
@@ -873,20 +891,16 @@ int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
     if (monitor->broken)
         return set_errno(monitor->broken);
     rescan_dirty(monitor);
-    arm_timer(monitor);
+    if (monitor->timer_dirty) {
+        monitor->timer_dirty = false;
+        arm_timer(monitor);
+    }
     return handled;
 }
 
 size_t xenstats_monitor_pending(const struct xenstats_monitor *monitor)
 {
-    const struct mon_domain *d;
-    const struct xenstats_pv_set *s;
-    size_t n = 0;
-
-    for (d = monitor->domains; d; d = d->next)
-        for (s = d->sets; s; s = s->next)
-            n += s->state == XENSTATS_PV_SET_SAMPLING;
-    return n;
+    return monitor->outstanding;
 }
 
 int xenstats_monitor_sample(struct xenstats_monitor *monitor)
