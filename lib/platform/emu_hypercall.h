@@ -10,7 +10,7 @@
  * emu_hc_reply (always the full struct).  File descriptors travel as
  * SCM_RIGHTS: a memfd with EMU_HC_GNT_SHARE, the mapped memory with the
  * reply to EMU_HC_GNT_MAP, the event socket with the reply to
- * EMU_HC_EVT_OPEN.  docs/emulator-grants-evtchn.md describes each
+ * EMU_HC_EVT_OPEN.  docs/emulator.md (part 2) describes each
  * operation.  Shared by the emulator (lib/emu/hyper) and the emu backend.
  */
 #ifndef XENSTATS_EMU_HYPERCALL_H

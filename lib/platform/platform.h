@@ -89,7 +89,7 @@ struct platform_grant_ops {
      * Revoke and unmap pages from share_pages() (any page range of one
      * share).  A page the grantee still maps stays in use, and its ref
      * taken, until the grantee unmaps it (gntalloc's deferred release);
-     * see docs/emulator-grants-evtchn.md.  -EINVAL: not a shared range.
+     * see docs/emulator.md (part 2).  -EINVAL: not a shared range.
      */
     int (*unshare)(struct platform *p, void *addr, uint32_t count);
     /*

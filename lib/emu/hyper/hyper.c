@@ -3,7 +3,7 @@
  * The grant table and event channel engine.  Semantics and error numbers
  * are those a Linux guest sees through libxengntshr (gntalloc),
  * libxengnttab (gntdev) and libxenevtchn (/dev/xen/evtchn) on Xen; the
- * places where the emulation differs are in docs/emulator-grants-evtchn.md.
+ * places where the emulation differs are in docs/emulator.md (part 2).
  * Every request is hostile until parsed: sizes are exact, counts bounded,
  * descriptors only where an operation takes one.
  */
