@@ -89,7 +89,7 @@ static int read_record(const struct region *r, uint32_t vcpu, struct snap *s)
 {
     const volatile struct xen_vcpu_stats *rec =
         (const volatile struct xen_vcpu_stats *)(r->base + r->offset + (size_t)vcpu * r->stride);
-    unsigned i, n;
+    unsigned n;
 
     for (n = 0; n <= MAX_RETRIES; n++) {
         uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE), s2;
@@ -98,8 +98,8 @@ static int read_record(const struct region *r, uint32_t vcpu, struct snap *s)
             __builtin_ia32_pause();
             continue;
         }
-        for (i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
-            s->c[i] = rec->counter[i];
+        /* One block copy of the counters (the seq reads order it). */
+        memcpy(s->c, (const void *)rec->counter, sizeof(s->c));
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         s2 = __atomic_load_n(&rec->seq, __ATOMIC_RELAXED);
         if (s1 == s2) {
