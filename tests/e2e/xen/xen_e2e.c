@@ -216,7 +216,7 @@ static void adhoc_close(struct adhoc *a)
  * the ad-hoc way, interleaved (one ad-hoc round every ADHOC_EVERY samples)
  * so that both see the same load on a shared machine.
  */
-#define ADHOC_EVERY 8
+#define ADHOC_EVERY 12
 static void bench_pv_vs_adhoc(struct xenstats_host *host, uint32_t domid, int rounds)
 {
     struct xenstats_monitor_opts mo = {.size = sizeof(mo), .min_interval_ms = 1, .create_stats_node = true,
