@@ -44,6 +44,14 @@ provider 1 --provider "Big" --set "Narrow" --count 3
 provider 2 --provider "Other" --set "S" --count 5
 provider 2 --provider "Other" --set "T" --count 2
 wait_published
+# and every set's event-channel is in xenstore, as dom0 sees it
+for set in Types_0/All_types Big/Wide Big/Narrow; do
+    for _ in $(seq 1 100); do
+        XENSTORED_PATH=$XENSTATS_EMU_DIR/xenstore/0 xenstore-read "/local/domain/1/stats/$set/event-channel" \
+            >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+done
 
 # a monitor started after them, for domain 1
 "$XENSTATS" pv --json --timeout 500ms 1 >"$XENSTATS_TEST_TMP/late.json"
