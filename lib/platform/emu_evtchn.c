@@ -146,6 +146,54 @@ static int emu_pending(struct platform_evtchn *h)
     return (int)port;
 }
 
+/*
+ * Pipelined: a chunk of requests, then their replies, in order.  Chunks
+ * stay small so the replies fit the socket buffer: the emulator drops a
+ * client that does not take its replies.
+ */
+#define NOTIFY_CHUNK 32
+
+static int emu_notify_many(struct platform_evtchn *h, const uint32_t *ports, size_t count, int *ret_results)
+{
+    size_t done = 0;
+    int r = 0;
+
+    pthread_mutex_lock(&h->lock);
+    while (done < count && r == 0) {
+        size_t chunk = count - done < NOTIFY_CHUNK ? count - done : NOTIFY_CHUNK, sent = 0, i;
+
+        for (i = 0; i < chunk; i++) {
+            struct emu_hc_request req = {.op = EMU_HC_EVT_NOTIFY, .port = ports[done + i]};
+            ssize_t n;
+
+            do
+                n = send(h->fd, &req, EMU_HC_REQUEST_HEADER, MSG_NOSIGNAL);
+            while (n < 0 && errno == EINTR);
+            if (n < 0) {
+                r = errno == EPIPE || errno == ECONNRESET ? -ESRCH : negative_errno();
+                break;
+            }
+            sent++;
+        }
+        for (i = 0; i < sent; i++) {
+            struct emu_hc_reply reply;
+            ssize_t n;
+
+            do
+                n = recv(h->fd, &reply, sizeof(reply), 0);
+            while (n < 0 && errno == EINTR);
+            if (n != (ssize_t)sizeof(reply)) {
+                r = n == 0 || (n < 0 && errno == ECONNRESET) ? -ESRCH : -EPROTO;
+                break;
+            }
+            ret_results[done + i] = reply.result;
+        }
+        done += sent;
+    }
+    pthread_mutex_unlock(&h->lock);
+    return set_errno(r);
+}
+
 static int emu_unmask(struct platform_evtchn *h, uint32_t port)
 {
     return send_one_way(h, EMU_HC_EVT_UNMASK, port);
@@ -177,6 +225,7 @@ const struct platform_evtchn_ops emu_evtchn_ops = {
     .bind_unbound_port = emu_bind_unbound_port,
     .bind_interdomain = emu_bind_interdomain,
     .notify = emu_notify,
+    .notify_many = emu_notify_many,
     .pending = emu_pending,
     .unmask = emu_unmask,
     .unbind = emu_unbind,

@@ -126,6 +126,13 @@ struct platform_evtchn_ops {
     /* -ENOTCONN: not a port of this handle; to an unbound port: dropped, 0. */
     int (*notify)(struct platform_evtchn *h, uint32_t port);
     /*
+     * Optional (NULL: call notify() for each): notify every port of
+     * ports[count], each result in ret_results[]; returns 0, or -errno when
+     * the handle itself failed.  Lets a monitor of thousands of sets send
+     * a round of requests without one round trip each.
+     */
+    int (*notify_many)(struct platform_evtchn *h, const uint32_t *ports, size_t count, int *ret_results);
+    /*
      * Next pending port, masked until unmask(); -EAGAIN when none.
      * Notifications while masked coalesce into one delivery at unmask().
      */

@@ -660,46 +660,87 @@ static bool live(const struct xenstats_pv_set *s)
            s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
 }
 
-static int request(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
+/* Whether s is due for a request now (and ready for one: unmasked). */
+static bool request_due(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
 {
-    const struct platform_evtchn_ops *ev = m->platform->backend->evtchn;
-
     if (!live(s) || s->state == XENSTATS_PV_SET_SAMPLING)
-        return 0;
+        return false;
+    if (s->requested_at && now - s->requested_at < (uint64_t)m->opts.min_interval_ms * MS)
+        return false;
     /* Let the bind's own event arrive first, so it is not taken for the
      * answer; do not wait for it for ever. */
     if (s->bind_event_due && now - s->bound_at < BIND_EVENT_GRACE_NS)
-        return 0;
+        return false;
     s->bind_event_due = false;
-    if (s->requested_at && now - s->requested_at < (uint64_t)m->opts.min_interval_ms * MS)
-        return 0;
     if (s->masked) {
-        ev->unmask(m->evtchn, (uint32_t)s->port);
+        m->platform->backend->evtchn->unmask(m->evtchn, (uint32_t)s->port);
         s->masked = false;
     }
-    if (ev->notify(m->evtchn, (uint32_t)s->port) < 0) {
+    return true;
+}
+
+static void requested(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now, int result)
+{
+    if (result < 0) {
         s->errors++;
-        return 0;
+        return;
     }
     s->requested_at = now;
     s->deadline = now + (uint64_t)m->opts.sample_timeout_ms * MS;
     set_state(m, s, XENSTATS_PV_SET_SAMPLING);
-    return 1;
 }
 
 int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
 {
+    const struct platform_evtchn_ops *ev = monitor->platform->backend->evtchn;
     uint64_t now = monotonic_ns();
+    struct xenstats_pv_set *s, **due = NULL;
     struct mon_domain *d;
-    struct xenstats_pv_set *s;
-    int n = 0;
+    uint32_t *ports = NULL;
+    int *results = NULL;
+    size_t n = 0, cap = 0, i;
+    int sent = 0;
 
-    for (d = monitor->domains; d; d = d->next)
-        for (s = d->sets; s; s = s->next)
-            n += request(monitor, s, now);
+    for (d = monitor->domains; d; d = d->next) {
+        for (s = d->sets; s; s = s->next) {
+            if (!request_due(monitor, s, now))
+                continue;
+            if (n == cap) {
+                size_t grow = cap ? cap * 2 : 64;
+                struct xenstats_pv_set **nd = realloc(due, grow * sizeof(*nd));
+                uint32_t *np = nd ? realloc(ports, grow * sizeof(*np)) : NULL;
+
+                if (nd)
+                    due = nd;
+                if (np)
+                    ports = np;
+                if (!nd || !np) {
+                    s->errors++; /* this one waits for the next round */
+                    continue;
+                }
+                cap = grow;
+            }
+            due[n] = s;
+            ports[n++] = (uint32_t)s->port;
+        }
+    }
+    results = n ? calloc(n, sizeof(*results)) : NULL;
+    if (n && results && ev->notify_many && ev->notify_many(monitor->evtchn, ports, n, results) == 0) {
+        /* one pipelined round */
+    } else {
+        for (i = 0; i < n && results; i++)
+            results[i] = ev->notify(monitor->evtchn, ports[i]);
+    }
+    for (i = 0; i < n; i++) {
+        requested(monitor, due[i], now, results ? results[i] : -ENOMEM);
+        sent += results && results[i] >= 0;
+    }
+    free(due);
+    free(ports);
+    free(results);
     arm_timer(monitor);
     monitor->timer_dirty = false;
-    return n;
+    return sent;
 }
 
 static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
