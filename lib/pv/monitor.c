@@ -96,6 +96,7 @@ struct xenstats_monitor {
     bool release_watched;
     int broken; /* -errno once xenstore or the event channel device is gone */
     size_t outstanding;  /* sets in the sampling state */
+    bool any_dirty;      /* some domain waits for a rescan */
     bool timer_dirty;    /* deadlines or rescans changed: re-arm the timer */
     /* private copies of guest pages live here only while being parsed or
      * decoded: one buffer for all sets keeps a monitor of thousands small */
@@ -886,7 +887,7 @@ static void handle_watches(struct xenstats_monitor *m)
         } else {
             for (d = m->domains; d; d = d->next)
                 if (!strcmp(ev[XS_WATCH_TOKEN], d->token))
-                    d->dirty = true, m->timer_dirty = true;
+                    d->dirty = true, m->timer_dirty = true, m->any_dirty = true;
         }
         free(ev);
     }
@@ -897,11 +898,17 @@ static void rescan_dirty(struct xenstats_monitor *m)
     uint64_t now = monotonic_ns();
     struct mon_domain *d;
 
+    /* most dispatches carry answers, not xenstore changes: stay O(1) */
+    if (!m->any_dirty)
+        return;
+    m->any_dirty = false;
     for (d = m->domains; d; d = d->next) {
         if (d->dirty && now - d->last_scan >= RESCAN_GAP_NS)
             scan_domain(m, d);
-        if (d->dirty)
+        if (d->dirty) {
             m->timer_dirty = true; /* come back when the gap has passed */
+            m->any_dirty = true;
+        }
     }
 }
 
