@@ -66,7 +66,13 @@ expect_fail "agent too slow" "no complete answer within 5000 ms" "$XENSTATS" top
 # ...and SIGTERM cuts the wait short.
 "$XENSTATS" top -b --url "$SERVER_URL/slow" >"$out" 2>&1 &
 pid=$!
-sleep 0.5
+# wait until it is fetching (its connection is up), however slow it starts
+# (sanitizer builds on a loaded machine take a while to reach main)
+for _ in $(seq 1 100); do
+    ls -l "/proc/$pid/fd" 2>/dev/null | grep -q socket && break
+    sleep 0.05
+done
+sleep 0.2
 start=$(date +%s%N)
 kill -TERM "$pid"
 rc=0
