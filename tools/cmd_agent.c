@@ -267,20 +267,51 @@ static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, co
     out->stats = info->nr_stats ? calloc(info->nr_stats, sizeof(*out->stats)) : NULL;
     if (!out->stats)
         return;
-    out->nr_stats = info->nr_stats;
-    for (uint32_t k = 0; k < info->nr_stats; k++) {
+    {
         struct xenstats_pv_stat st;
-        struct snap_stat *o = &out->stats[k];
+        size_t total = 0, used = 0;
+        uint32_t k;
 
-        if (xenstats_pv_set_get_stat(set, k, &st) < 0)
-            break;
-        o->name = dup_or_empty(st.name);
-        o->type = (uint8_t)st.type;
-        o->valid = st.valid;
-        if (st.type == XENSTATS_PV_ASCII)
-            o->ascii = dup_or_empty(st.valid ? st.value.ascii : "");
-        else
-            o->v.u64 = st.value.u64; /* the union's bits, whatever the type */
+        /* names and texts of the set in one block: one allocation per set */
+        for (k = 0; k < info->nr_stats; k++) {
+            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
+                break;
+            total += strlen(st.name) + 1;
+            if (st.type == XENSTATS_PV_ASCII)
+                total += (st.valid ? strlen(st.value.ascii) : 0) + 1;
+        }
+        out->strings = malloc(total ? total : 1);
+        if (!out->strings) {
+            free(out->stats);
+            out->stats = NULL;
+            return;
+        }
+        for (k = 0; k < info->nr_stats; k++) {
+            struct snap_stat *o = &out->stats[k];
+            size_t len;
+
+            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
+                break;
+            len = strlen(st.name) + 1;
+            if (used + len > total)
+                break; /* the set changed between the two passes: stop here */
+            o->name = memcpy(out->strings + used, st.name, len);
+            used += len;
+            o->type = (uint8_t)st.type;
+            o->valid = st.valid;
+            if (st.type == XENSTATS_PV_ASCII) {
+                const char *text = st.valid ? st.value.ascii : "";
+
+                len = strlen(text) + 1;
+                if (used + len > total)
+                    break;
+                o->ascii = memcpy(out->strings + used, text, len);
+                used += len;
+            } else {
+                o->v.u64 = st.value.u64; /* the union's bits, whatever the type */
+            }
+        }
+        out->nr_stats = k;
     }
 }
 

@@ -67,6 +67,9 @@ struct snap_set {
     uint64_t samples, timeouts, errors, latency_ns;
     uint32_t nr_stats;
     struct snap_stat *stats;
+    /* when set, every stats[].name and .ascii points into it: one
+     * allocation per set instead of one per string (freed once) */
+    char *strings;
 };
 
 struct snap_domain {

@@ -800,10 +800,11 @@ static void snapshot_free(struct snapshot *s)
         for (uint32_t j = 0; j < d->nr_sets; j++) {
             struct snap_set *set = &d->sets[j];
 
-            for (uint32_t k = 0; k < set->nr_stats; k++) {
+            for (uint32_t k = 0; !set->strings && k < set->nr_stats; k++) {
                 free(set->stats[k].name);
                 free(set->stats[k].ascii);
             }
+            free(set->strings);
             free(set->stats);
             free(set->provider);
             free(set->set);
