@@ -20,6 +20,11 @@
 
 struct emu {
     char dir[PATH_MAX - 64];
+    /* Domains seen by the last list, sorted by domid.  A domain's name and
+     * vCPU count never change and the emulator never reuses a domid, so a
+     * list reads only the info files of new domains. */
+    struct xenstats_domain_info *known;
+    size_t nr_known;
 };
 
 static struct emu *emu_of(struct platform *p)
@@ -120,6 +125,8 @@ fail:
 
 static void emu_close(struct platform *p)
 {
+    if (p->backend_data)
+        free(emu_of(p)->known);
     emu_grant_release(p);
     free(p->backend_data);
     p->backend_data = NULL;
@@ -157,21 +164,30 @@ static int compare_domid(const void *a, const void *b)
     return x->domid < y->domid ? -1 : x->domid > y->domid;
 }
 
+static const struct xenstats_domain_info *known_domain(const struct emu *emu, uint32_t domid)
+{
+    struct xenstats_domain_info key = {.domid = domid};
+
+    return emu->nr_known ? bsearch(&key, emu->known, emu->nr_known, sizeof(key), compare_domid) : NULL;
+}
+
 static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret_domains, size_t *ret_count)
 {
-    struct xenstats_domain_info *list = NULL, *grown;
+    struct xenstats_domain_info *list = NULL, *grown, *copy;
+    struct emu *emu = emu_of(p);
     size_t count = 0, cap = 0;
     char path[PATH_MAX];
     struct dirent *de;
     DIR *d;
     int r = 0;
 
-    if (snprintf(path, sizeof(path), "%s/%s", emu_of(p)->dir, EMU_DOMAINS_DIR) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/%s", emu->dir, EMU_DOMAINS_DIR) >= (int)sizeof(path))
         return -ENAMETOOLONG;
     d = opendir(path);
     if (!d)
         return negative_errno();
     while ((de = readdir(d))) {
+        const struct xenstats_domain_info *seen;
         uint64_t domid;
 
         if (parse_u64(de->d_name, 0x7fef, &domid) < 0)
@@ -185,6 +201,11 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
             }
             list = grown;
         }
+        seen = known_domain(emu, (uint32_t)domid);
+        if (seen) {
+            list[count++] = *seen;
+            continue;
+        }
         r = emu_domain_info(p, (uint32_t)domid, &list[count]);
         if (r == -ESRCH) { /* destroyed while listing */
             r = 0;
@@ -195,6 +216,17 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
         count++;
     }
     qsort(list, count, sizeof(*list), compare_domid);
+    /* remember this list (the caller gets its own copy) */
+    copy = count ? malloc(count * sizeof(*copy)) : NULL;
+    if (count && !copy) {
+        r = -ENOMEM;
+        goto out;
+    }
+    if (count)
+        memcpy(copy, list, count * sizeof(*copy));
+    free(emu->known);
+    emu->known = copy;
+    emu->nr_known = count;
     *ret_domains = list;
     *ret_count = count;
     list = NULL;
