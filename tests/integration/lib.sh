@@ -80,3 +80,39 @@ expect_fail() {
     *) fail "$what: stderr '$out' lacks '$want'" ;;
     esac
 }
+
+# free_port: a TCP port on loopback nobody listens on now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# prometheus_query TARGET_PORT QUERY: start a real Prometheus server on
+# loopback scraping 127.0.0.1:TARGET_PORT every second, wait (30 s at most)
+# until QUERY has a value, print it (empty if never), stop the server.
+prometheus_query() {
+    local target=$1 query=$2 port dir=$XENSTATS_TEST_TMP/prom got= pid
+    port=$(free_port)
+    mkdir -p "$dir"
+    cat >"$dir/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: xenstats
+    static_configs:
+      - targets: ['127.0.0.1:$target']
+YML
+    prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$port" >"$dir/log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 60); do
+        got=$(curl -sf -G "http://127.0.0.1:$port/api/v1/query" --data-urlencode "query=$query" |
+            python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' \
+                2>/dev/null) || true
+        [ -n "$got" ] && break
+        sleep 0.5
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
+    [ -n "$got" ] || echo "prometheus_query: $(tail -3 "$dir/log")" >&2
+    echo "$got"
+}

@@ -4,10 +4,6 @@
 # real Prometheus server scraping it, the JSON API, hostile HTTP clients.
 . "$(dirname "$0")/lib.sh"
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 expect_fail "bad listen address" "--listen" "$XENSTATS" agent --listen nowhere
 expect_fail "bad interval" "--interval" "$XENSTATS" agent --interval 1ms
 expect_fail "unknown option" "Usage" "$XENSTATS" agent --frobnicate
@@ -67,28 +63,8 @@ PY
 pass "JSON snapshot agrees with xenstats vcpu"
 
 # a real Prometheus server scrapes the agent; we read a series back
-prom_port=$(free_port)
-mkdir -p "$XENSTATS_TEST_TMP/prom"
-cat >"$XENSTATS_TEST_TMP/prom/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: xenstats
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-YML
-prometheus --config.file="$XENSTATS_TEST_TMP/prom/prometheus.yml" --storage.tsdb.path="$XENSTATS_TEST_TMP/prom/data" \
-    --web.listen-address="127.0.0.1:$prom_port" >"$XENSTATS_TEST_TMP/prom/log" 2>&1 &
-PROM=$!
 q='xenstats_vcpu_runstate_seconds_total{domain="web",vcpu="0",runstate="running"}'
-got=
-for _ in $(seq 1 60); do
-    got=$(curl -sf -G "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$q" |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null) || true
-    [ -n "$got" ] && break
-    sleep 0.5
-done
-kill "$PROM" 2>/dev/null; wait "$PROM" 2>/dev/null || true
+got=$(prometheus_query "$port" "$q")
 [ -n "$got" ] || fail "Prometheus never scraped the series: $(tail -5 "$XENSTATS_TEST_TMP/prom/log")"
 python3 -c "import sys; v=float('$got'); assert v > 0, v" || fail "scraped value $got"
 pass "Prometheus scraped $q = $got"

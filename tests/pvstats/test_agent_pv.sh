@@ -6,10 +6,6 @@
 . "$(dirname "$0")/../integration/lib.sh"
 : "${PV_TEST_PROVIDER:?}" "${PV_HOSTILE:?}"
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 start_emu -D name=web,vcpus=2,workload=cpu -D name=evil,vcpus=1
 port=$(free_port)
 URL="http://127.0.0.1:$port"
@@ -79,28 +75,8 @@ PY
 pass "promtool and a strict parser accept /metrics with hostile names; values, texts and states are right"
 
 # a real Prometheus server reads back a published guest statistic
-prom_port=$(free_port)
-mkdir -p "$XENSTATS_TEST_TMP/prom"
-cat >"$XENSTATS_TEST_TMP/prom/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: xenstats
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-YML
-prometheus --config.file="$XENSTATS_TEST_TMP/prom/prometheus.yml" --storage.tsdb.path="$XENSTATS_TEST_TMP/prom/data" \
-    --web.listen-address="127.0.0.1:$prom_port" >"$XENSTATS_TEST_TMP/prom/log" 2>&1 &
-PROM=$!
 q='xenstats_pv_value{domain="web",statistic="neg"}'
-got=
-for _ in $(seq 1 60); do
-    got=$(curl -sf -G "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$q" |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null) || true
-    [ -n "$got" ] && break
-    sleep 0.5
-done
-kill "$PROM" 2>/dev/null; wait "$PROM" 2>/dev/null || true
+got=$(prometheus_query "$port" "$q")
 [ "$got" = "-42" ] || fail "Prometheus read $q = '$got': $(tail -3 "$XENSTATS_TEST_TMP/prom/log")"
 pass "Prometheus read back the guest's statistic: $q = $got"
 
