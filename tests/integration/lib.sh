@@ -116,3 +116,18 @@ YML
     [ -n "$got" ] || echo "prometheus_query: $(tail -3 "$dir/log")" >&2
     echo "$got"
 }
+
+# start_agent: run `xenstats agent` on a free loopback port (500 ms interval,
+# 200 ms provider timeout) and wait (10 s at most) until /healthz answers.
+# Sets port, URL and AGENT; the log is $XENSTATS_TEST_TMP/agent.log.
+start_agent() {
+    port=$(free_port)
+    URL="http://127.0.0.1:$port"
+    "$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms \
+        >"$XENSTATS_TEST_TMP/agent.log" 2>&1 &
+    AGENT=$!
+    for _ in $(seq 1 100); do
+        curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+}

@@ -14,14 +14,7 @@ diff -u "$XENSTATS_SOURCE_ROOT/docs/metrics.md" <("$XENSTATS" agent --list-metri
 pass "options and the metrics reference"
 
 start_emu -p 2 -D name=web,vcpus=2,workload=cpu -D name=idle,vcpus=1,workload=idle
-port=$(free_port)
-URL="http://127.0.0.1:$port"
-"$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms >"$XENSTATS_TEST_TMP/agent.log" 2>&1 &
-AGENT=$!
-for _ in $(seq 1 100); do
-    curl -sf "$URL/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+start_agent
 curl -sf "$URL/healthz" | grep -q '^ok$' || fail "healthz: $(cat "$XENSTATS_TEST_TMP/agent.log")"
 pass "healthz"
 

@@ -7,14 +7,7 @@
 : "${PV_TEST_PROVIDER:?}" "${PV_HOSTILE:?}"
 
 start_emu -D name=web,vcpus=2,workload=cpu -D name=evil,vcpus=1
-port=$(free_port)
-URL="http://127.0.0.1:$port"
-"$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms >"$XENSTATS_TEST_TMP/agent.log" 2>&1 &
-AGENT=$!
-for _ in $(seq 1 100); do
-    curl -sf "$URL/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+start_agent
 # the agent created the guests' stats nodes: providers can start
 weird='Weird "quoted" \ name} # x="1"'
 XENSTATS_EMU_DOMID=1 "$PV_TEST_PROVIDER" --provider "$weird" --set 'Set {with} "braces"' --types \
