@@ -138,7 +138,11 @@ int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint
 
 /*
  * Current time of the producer's clock in ns, for the staleness rule.
- * -EOPNOTSUPP when the map has no live producer (a dump file).
+ * -EOPNOTSUPP when the map has no live producer (a dump file).  Where the
+ * producer's clock cannot be read (Xen's NOW() from dom0), it is the
+ * backend's clock plus an offset learned from the UPDATE_TIMEs the host's
+ * maps have read: never ahead of the producer, never behind a time already
+ * read (docs/xen-host.md); take it after the snapshot it projects.
  */
 int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now);
 

@@ -172,6 +172,13 @@ extern const struct platform_backend platform_backend_xen;
 /* struct xenstats_host is the public face of struct platform. */
 struct xenstats_host {
     struct platform platform;
+    /*
+     * Producer clock - backend clock, learned from the regions read (a lower
+     * bound: every UPDATE_TIME seen was stamped before any later clock
+     * reading).  0 where both are one clock (the emulated host); on Xen,
+     * the time Xen ran before dom0's kernel started CLOCK_MONOTONIC_RAW.
+     */
+    int64_t region_clock_offset;
 };
 
 #endif /* XENSTATS_PLATFORM_H */

@@ -29,6 +29,7 @@ struct xenstats_vcpu_map {
     void *owned; /* file contents */
     bool hypercall; /* no region: samples come from vcpu_hypercall_read() */
     uint32_t domid;
+    uint64_t max_update; /* latest UPDATE_TIME read from the region */
 };
 
 static inline uint32_t load32(const void *p)
@@ -306,14 +307,30 @@ void xenstats_vcpu_map_set_max_retries(struct xenstats_vcpu_map *map, uint32_t m
     map->max_retries = max_retries;
 }
 
+/* Remember the latest producer time seen, for xenstats_vcpu_map_clock(). */
+static void note_update_times(struct xenstats_vcpu_map *map, const struct xenstats_vcpu_sample *samples, uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i++)
+        if (xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_UPDATE_TIME) == XENSTATS_COUNTER_VALID &&
+            samples[i].raw[XEN_VCPU_STATS_UPDATE_TIME] > map->max_update)
+            map->max_update = samples[i].raw[XEN_VCPU_STATS_UPDATE_TIME];
+}
+
 int xenstats_vcpu_map_snapshot(struct xenstats_vcpu_map *map, uint32_t vcpu, struct xenstats_vcpu_sample *ret_sample)
 {
+    int r;
+
     if (vcpu >= map->layout.nr_vcpus)
         return set_errno(-ENOENT);
     if (map->hypercall)
         return set_errno(vcpu_hypercall_read(map->host, map->domid, vcpu, ret_sample));
-    return set_errno(vcpu_record_read(record_at(map, vcpu), map->layout.size, XENSTATS_VCPU_NR_COUNTERS,
-                                      map->max_retries, ret_sample));
+    r = vcpu_record_read(record_at(map, vcpu), map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
+                         ret_sample);
+    if (r == 0)
+        note_update_times(map, ret_sample, 1);
+    return set_errno(r);
 }
 
 int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstats_vcpu_sample *ret_samples,
@@ -340,12 +357,13 @@ int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstat
             if (read_record(record, XENSTATS_VCPU_NR_COUNTERS * 8, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
                             &ret_samples[i]) < 0)
                 return set_errno(-EBUSY);
-        return 0;
+    } else {
+        for (i = 0; i < count; i++, record += stride)
+            if (vcpu_record_read(record, map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
+                                 &ret_samples[i]) < 0)
+                return set_errno(-EBUSY);
     }
-    for (i = 0; i < count; i++, record += stride)
-        if (vcpu_record_read(record, map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                             &ret_samples[i]) < 0)
-            return set_errno(-EBUSY);
+    note_update_times(map, ret_samples, count);
     return 0;
 }
 
@@ -409,11 +427,32 @@ int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint
     return 0;
 }
 
+/*
+ * The backend's clock, in the producer's time.  A region is stamped by its
+ * producer's clock (on Xen, NOW(): not readable from user space), which may
+ * be ahead of the backend's by a constant.  Every UPDATE_TIME already read
+ * was stamped before this clock reading, so the latest one bounds the
+ * offset from below; the host keeps the largest bound any region gave.
+ * With busy vCPUs anywhere on the host it comes within milliseconds of
+ * the true offset, and "now" is never behind a time already seen.
+ */
 int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
 {
+    uint64_t now;
+    int r;
+
     if (!map->host)
         return set_errno(-EOPNOTSUPP);
-    return set_errno(map->host->platform.backend->resource->clock_ns(&map->host->platform, ret_now));
+    r = map->host->platform.backend->resource->clock_ns(&map->host->platform, &now);
+    if (r < 0)
+        return set_errno(r);
+    if (!map->hypercall && map->max_update > now &&
+        (int64_t)(map->max_update - now) > map->host->region_clock_offset)
+        map->host->region_clock_offset = (int64_t)(map->max_update - now);
+    if (!map->hypercall)
+        now += (uint64_t)map->host->region_clock_offset;
+    *ret_now = now;
+    return 0;
 }
 
 static const char *const counter_names[XENSTATS_VCPU_NR_COUNTERS] = {

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include <xenstats/abi/vcpu_stats_writer.h>
 #include <xenstats/vcpu.h>
 
 #include "platform/platform.h"
@@ -58,8 +59,46 @@ static int fake_clock_ns(struct platform *p, uint64_t *ret_now)
     return 0;
 }
 
+/* A hypervisor region for DOMID, stamped with a clock ahead of fake_clock. */
+static _Alignas(4096) unsigned char fake_region[4096];
+
+static int fake_map(struct platform *p, uint32_t domid, uint32_t type, uint32_t id, struct platform_resource *ret)
+{
+    (void)p;
+    (void)type;
+    (void)id;
+    if (domid != DOMID)
+        return -ESRCH;
+    ret->addr = fake_region;
+    ret->len = sizeof(fake_region);
+    ret->backend_data = NULL;
+    return 0;
+}
+
+static void fake_unmap(struct platform *p, struct platform_resource *res)
+{
+    (void)p;
+    (void)res;
+}
+
+static void fake_record(uint32_t vcpu, uint64_t running, uint64_t state, uint64_t update_time)
+{
+    struct xen_vcpu_stats *r = xen_vcpu_stats_record(fake_region, vcpu);
+
+    xen_vcpu_stats_begin(r);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_RUNNING_TIME, running);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_RUNNABLE_TIME, 0);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_BLOCKED_TIME, 0);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_OFFLINE_TIME, 0);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_STATE_CHANGES, 1);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_STATE, state);
+    xen_vcpu_stats_set(r, XEN_VCPU_STATS_UPDATE_TIME, update_time);
+    xen_vcpu_stats_end(r);
+}
+
 static struct platform_domain_ops fake_domain_ops = {.info = fake_info, .vcpu_info = fake_vcpu_info};
-static const struct platform_resource_ops fake_resource_ops = {.clock_ns = fake_clock_ns};
+static const struct platform_resource_ops fake_resource_ops = {
+    .map = fake_map, .unmap = fake_unmap, .clock_ns = fake_clock_ns};
 static const struct platform_backend fake_backend = {
     .name = "fake",
     .kind = XENSTATS_BACKEND_XEN,
@@ -153,6 +192,62 @@ static void test_map_snapshots_and_projection(void **state)
     xenstats_vcpu_map_close(map);
 }
 
+/*
+ * On Xen the region is stamped with NOW(), ahead of dom0's clock by an
+ * unknown constant.  The clock of a region map learns it from below: never
+ * behind an UPDATE_TIME already read, and the bound is kept by the host.
+ */
+static void test_region_clock_learns_offset(void **state)
+{
+    const uint64_t ahead = 5000000000ULL; /* Xen ran 5 s before dom0's clock started */
+    struct xenstats_vcpu_sample s[3];
+    struct xenstats_vcpu_map *map, *hc;
+    uint64_t now, times[4];
+
+    (void)state;
+    fake_host.region_clock_offset = 0;
+    fake_clock = 1000000000ULL;
+    assert_int_equal(xen_vcpu_stats_init(fake_region, sizeof(fake_region), 3, 64), 0);
+    fake_record(0, 700, XEN_VCPU_STATS_RUNSTATE_RUNNING, fake_clock + ahead - 2000); /* changed 2 us ago */
+    fake_record(1, 300, XEN_VCPU_STATS_RUNSTATE_BLOCKED, fake_clock + ahead - 9000000);
+    fake_record(2, 100, XEN_VCPU_STATS_RUNSTATE_OFFLINE, 10);
+    map = xenstats_vcpu_map_open(&fake_host, DOMID);
+    assert_non_null(map);
+    assert_int_equal(xenstats_vcpu_map_source(map), XENSTATS_VCPU_SOURCE_RESOURCE);
+    /* before any read, the backend's clock as it is */
+    assert_int_equal(xenstats_vcpu_map_clock(map, &now), 0);
+    assert_int_equal(now, fake_clock);
+    assert_int_equal(xenstats_vcpu_map_snapshot_all(map, s, 3), 0);
+    fake_clock += 1000; /* the read took 1 us */
+    assert_int_equal(xenstats_vcpu_map_clock(map, &now), 0);
+    /* behind the truth by at most the time since the latest change (2 us
+     * before the read, which took 1 us); never ahead of it */
+    assert_true(now >= fake_clock + ahead - 3000 && now <= fake_clock + ahead);
+    assert_int_equal(xenstats_vcpu_sample_project(&s[0], now, times), 0);
+    assert_true(times[XEN_VCPU_STATS_RUNSTATE_RUNNING] >= 700 && times[XEN_VCPU_STATS_RUNSTATE_RUNNING] <= 700 + 3000);
+    /* the offset stays learned: later readings move with the backend's clock */
+    fake_clock += 1000000;
+    assert_int_equal(xenstats_vcpu_map_clock(map, &now), 0);
+    assert_true(now >= fake_clock + ahead - 3000 && now <= fake_clock + ahead);
+    assert_int_equal(xenstats_vcpu_sample_project(&s[1], now, times), 0);
+    assert_true(times[XEN_VCPU_STATS_RUNSTATE_BLOCKED] >= 10000000 - 3000 &&
+                times[XEN_VCPU_STATS_RUNSTATE_BLOCKED] <= 10000000 + 1000);
+    /* an older record never lowers it */
+    fake_record(0, 800, XEN_VCPU_STATS_RUNSTATE_BLOCKED, 20);
+    assert_int_equal(xenstats_vcpu_map_snapshot(map, 0, &s[0]), 0);
+    assert_int_equal(xenstats_vcpu_map_clock(map, &now), 0);
+    assert_true(now >= fake_clock + ahead - 3000);
+    /* the hypercall fallback stamps with the backend's own clock: no offset */
+    hc = xenstats_vcpu_map_open_hypercall(&fake_host, DOMID);
+    assert_non_null(hc);
+    assert_int_equal(xenstats_vcpu_map_snapshot_all(hc, s, 3), 0);
+    assert_int_equal(xenstats_vcpu_map_clock(hc, &now), 0);
+    assert_int_equal(now, fake_clock);
+    xenstats_vcpu_map_close(hc);
+    xenstats_vcpu_map_close(map);
+    fake_host.region_clock_offset = 0;
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -193,6 +288,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_states_and_inactive_counters, setup),
         cmocka_unit_test_setup(test_map_snapshots_and_projection, setup),
+        cmocka_unit_test_setup(test_region_clock_learns_offset, setup),
         cmocka_unit_test_setup(test_open_errors, setup),
         cmocka_unit_test_setup(test_xen_backend_without_xen, setup),
     };
