@@ -3,7 +3,7 @@
 # /init of the dom0 initramfs for the patched-hypervisor test: a minimal
 # dom0 (modules, xenstored, xenconsoled), three PV domUs (2 vCPUs with one
 # busy and one idle, 4 and 8 idle vCPUs), then vcpustats-check, the
-# benchmarks, xenstats vcpu when present, the hypervisor-side cost (debug key
+# benchmarks, xenstats vcpu and agent when present, the hypervisor-side cost (debug key
 # W, when the measurement patch is in), and destruction with a mapping held.
 # Result lines start with "XT:".
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
@@ -24,9 +24,10 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run/xen /run/xenstored /var/lib/xenstored /var/lib/xen /var/log/xen/console /var/lock
 ln -sf /run /var/run 2>/dev/null
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
 for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs; do
-    insmod "$(find /lib/modules -name "$m.ko" | head -1)" || say "insmod $m failed"
+    insmod /modules/$m.ko || say "insmod $m failed"
 done
 mount -t xenfs xenfs /proc/xen
 sleep 1
@@ -80,6 +81,15 @@ if [ -x /usr/bin/xenstats ]; then
     timeout 60 xenstats vcpu -i 2s -c 1 "$D2" >>/tmp/xs.out 2>&1 || rc=$?
     sed 's/^/XT: xenstats vcpu: /' /tmp/xs.out | head -30
     res xenstats-vcpu $rc "domid $D2"
+    # The agent exports the same: its series against the hypervisor.
+    xenstats agent --listen 127.0.0.1:9740 --interval 1s >/tmp/agent.log 2>&1 &
+    AGENT=$!
+    timeout 180 vcpustats-check agent "$D2" 9740 --busy 1 --idle 0 --seconds 5 >/tmp/agent-check.out 2>&1
+    rc=$?
+    sed 's/^/XT: agent: /' /tmp/agent-check.out
+    res xenstats-agent $rc "domid $D2 exported by xenstats agent"
+    kill -TERM $AGENT; wait $AGENT; res agent-stops $? "on SIGTERM"
+    [ $rc = 0 ] || sed 's/^/XT: agent log: /' /tmp/agent.log | tail -20
 fi
 
 # The benchmark domUs boot faster without a spinning domU beside them

@@ -9,7 +9,9 @@
 #
 #   XEN=path       hypervisor (multiboot ELF, default build-xen-hv/out/xen)
 #   WORK=dir       work directory (default build-xen-hv/e2e)
-#   XENSTATS=path  a xenstats binary to run in dom0 too (optional)
+#   XENSTATS=path  the xenstats binary to run in dom0 (default: built in
+#                  build-e2e/meson, the build `make e2e-xen` boots on stock
+#                  Xen, so one binary is proved on both; "none" skips it)
 #   TIMEOUT=s      QEMU time limit (default 1200; a run takes 2-5 min)
 #   SMP, MEM       QEMU CPUs (default 2) and MiB (default 2048)
 #   DOM0_EXTRA=xt_stock  for an unpatched hypervisor: check that the
@@ -22,77 +24,52 @@ XEN=${XEN:-$REPO/build-xen-hv/out/xen}
 TIMEOUT=${TIMEOUT:-1200}
 SMP=${SMP:-2}
 MEM=${MEM:-2048}
-PK=$WORK/pkgroot
 B=$WORK/build
 
 [ -f "$XEN" ] || { echo "no hypervisor at $XEN (make xen-hypervisor)" >&2; exit 1; }
-"$HERE/prepare.sh" || exit 1
-KVER=$(basename "$(ls -d "$PK"/lib/modules/*)")
-rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
-if file "$XEN" | grep -q gzip; then zcat "$XEN" >"$B/xen"; else cp "$XEN" "$B/xen"; fi
-cp "$PK/boot/vmlinuz-$KVER" "$B/vmlinuz"
-gcc -O2 -Wall -Wextra -I"$REPO/include" -o "$B/vcpustats-check" "$REPO/tests/e2e/vcpustats-check.c" \
-    -lxenctrl -lxenforeignmemory || exit 1
+# Debian's packages (host: QEMU, busybox, cpio; guest: kernel, Xen's tools),
+# shared with `make e2e-xen`.
+export E2E_DIR=${E2E_DIR:-$REPO/build-e2e}
+mkdir -p "$E2E_DIR/logs"
+"$REPO/tests/e2e/xen/install.sh" >"$E2E_DIR/logs/install.log" 2>&1 ||
+    { tail -30 "$E2E_DIR/logs/install.log"; echo "xen-hypervisor-e2e: install failed" >&2; exit 1; }
+PKGROOT=$E2E_DIR/pkgroot
+KVER=$(basename "$(ls -d "$PKGROOT"/lib/modules/* | head -1)")
+# shellcheck source=tests/e2e/initramfs.sh
+. "$REPO/tests/e2e/initramfs.sh"
 
-copy_bin() { # ROOT SRC [DEST]: a binary and the libraries ldd lists
-    local root=$1 src=$2 dest=${3:-$2}
-    mkdir -p "$root$(dirname "$dest")"
-    cp -L "$src" "$root$dest"
-    ldd "$src" 2>/dev/null | grep -o '/[^ ]*' | while read -r lib; do
-        [ -e "$lib" ] || continue
-        mkdir -p "$root$(dirname "$lib")"
-        cp -Ln "$lib" "$root$lib" 2>/dev/null || true
-    done
-}
-make_base() { # ROOT: busybox with its applets, usrmerge links, loader, libgcc_s
-    local root=$1
-    mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,proc,sys,dev,tmp,run,etc,var,root}
-    ln -s usr/bin "$root/bin"; ln -s usr/sbin "$root/sbin"; ln -s usr/lib "$root/lib"
-    ln -s usr/lib64 "$root/lib64"
-    cp /bin/busybox "$root/usr/bin/busybox"
-    for a in $(/bin/busybox --list-full); do
-        [ -e "$root/$a" ] || [ -L "$root/$a" ] || ln -s /usr/bin/busybox "$root/$a"
-    done
-    cp -L /lib64/ld-linux-x86-64.so.2 "$root/usr/lib64/"
-    # glibc dlopen()s it for pthread_cancel (libxenstore's thread, xl)
-    cp -L /lib/x86_64-linux-gnu/libgcc_s.so.1 "$root/usr/lib/x86_64-linux-gnu/"
-}
-copy_mods() { # ROOT MOD...
-    local root=$1; shift
-    mkdir -p "$root/usr/lib/modules/$KVER/extra"
-    for m in "$@"; do
-        cp "$(find "$PK/lib/modules/$KVER" -name "$m.ko*" | head -1)" "$root/usr/lib/modules/$KVER/extra/"
-    done
-}
+rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
+if gzip -t "$XEN" 2>/dev/null; then zcat "$XEN" >"$B/xen"; else cp "$XEN" "$B/xen"; fi
+cp "$PKGROOT/boot/vmlinuz-$KVER" "$B/vmlinuz"
+gcc -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/vcpustats-check" "$REPO/tests/e2e/vcpustats-check.c" \
+    -lxenctrl -lxenforeignmemory || exit 1
+if [ -z "${XENSTATS:-}" ]; then
+    MB=$E2E_DIR/meson
+    { [ -f "$MB/build.ninja" ] || meson setup "$MB" "$REPO" --buildtype=debugoptimized >/dev/null; } &&
+        ninja -C "$MB" xenstats >/dev/null || { echo "xenstats build failed" >&2; exit 1; }
+    XENSTATS=$MB/xenstats
+fi
 
 DU=$B/domu-root
-make_base "$DU"
-copy_bin "$DU" "$PK/usr/bin/xenstore" /usr/bin/xenstore
-ln -sf xenstore "$DU/usr/bin/xenstore-write"
+initramfs_base "$DU"
+initramfs_xenstore_cli "$DU"
 install -m755 "$HERE/domu-init.sh" "$DU/init"
-(cd "$DU" && find . | cpio -o -H newc --quiet) | gzip -6 >"$B/domu.cpio.gz"
+initramfs_pack "$DU" "$B/domu.cpio"
 
 R=$B/dom0-root
-make_base "$R"
-XB=/usr/lib/xen-4.17/bin
-for b in xenstored xen-init-dom0 xenconsoled xl; do copy_bin "$R" "$PK$XB/$b" "$XB/$b"; done
-copy_bin "$R" "$PK/usr/bin/xenstore" /usr/bin/xenstore
-for t in read write ls list rm; do ln -sf xenstore "$R/usr/bin/xenstore-$t"; done
-copy_bin "$R" "$B/vcpustats-check" /usr/bin/vcpustats-check
-if [ -n "${XENSTATS:-}" ] && [ -x "$XENSTATS" ]; then
-    copy_bin "$R" "$XENSTATS" /usr/bin/xenstats
+initramfs_base "$R"
+initramfs_dom0_tools "$R"
+initramfs_bin "$R" "$B/vcpustats-check" /usr/bin/vcpustats-check
+if [ "$XENSTATS" != none ]; then
+    initramfs_bin "$R" "$XENSTATS" /usr/bin/xenstats
 fi
-mkdir -p "$R/etc/xen" "$R/var/lib/xen" "$R/var/log/xen" "$R/domu"
-cp "$PK/etc/xen/xl.conf" "$R/etc/xen/" 2>/dev/null || true
-cp -r "$PK/etc/xen/scripts" "$R/etc/xen/" 2>/dev/null || true
-copy_mods "$R" xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs
 cp "$B/vmlinuz" "$R/domu/vmlinuz"
-cp "$B/domu.cpio.gz" "$R/domu/initrd.gz"
+cp "$B/domu.cpio" "$R/domu/initrd"
 cat >"$R/domu/domu.cfg.in" <<'CFG'
 name = "@NAME@"
 type = "pv"
 kernel = "/domu/vmlinuz"
-ramdisk = "/domu/initrd.gz"
+ramdisk = "/domu/initrd"
 extra = "console=hvc0 rdinit=/init quiet @EXTRA@"
 memory = 96
 vcpus = @VCPUS@
@@ -100,7 +77,7 @@ on_poweroff = "destroy"
 on_crash = "destroy"
 CFG
 install -m755 "$HERE/dom0-init.sh" "$R/init"
-(cd "$R" && find . | cpio -o -H newc --quiet) | gzip -6 >"$B/dom0.cpio.gz"
+initramfs_pack "$R" "$B/dom0.cpio"
 
 LOG=${LOG:-$WORK/logs/serial-$(date +%Y%m%d-%H%M%S).log}
 XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
@@ -112,7 +89,7 @@ timeout --signal=KILL "$TIMEOUT" qemu-system-x86_64 \
     -machine pc -accel tcg,thread=multi -cpu qemu64 -smp "$SMP" -m "$MEM" \
     -display none -monitor none -nic none -no-reboot -serial "file:$LOG" \
     -kernel "$B/xen" -append "$XEN_CMDLINE" \
-    -initrd "$B/vmlinuz $DOM0_CMDLINE,$B/dom0.cpio.gz" &
+    -initrd "$B/vmlinuz $DOM0_CMDLINE,$B/dom0.cpio" &
 QPID=$!
 done_at=0
 while kill -0 $QPID 2>/dev/null; do

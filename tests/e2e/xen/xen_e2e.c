@@ -33,6 +33,7 @@
 #include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
+#include "../http_get.h"
 #include "platform/platform.h"
 #include "util/util.h"
 
@@ -535,52 +536,19 @@ static int check(const char *phase, uint32_t domid, const char *json_path, const
 
 static int http_get(const char *path, const char *file)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9740)};
-    struct timeval tv = {.tv_sec = 10};
-    char request[256], *buf = NULL, *body;
-    size_t len = 0, cap = 0;
-    ssize_t n;
+    size_t len;
+    char *body = e2e_http_get(9740, path, &len);
     FILE *out;
-    int fd, r = 1;
+    int r = 1;
 
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-        connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-        goto out;
-    n = snprintf(request, sizeof(request), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
-    if (write(fd, request, (size_t)n) != n)
-        goto out;
-    for (;;) {
-        if (cap - len < 65536) {
-            char *grown = realloc(buf, cap + 262144);
-
-            if (!grown)
-                goto out;
-            buf = grown;
-            cap += 262144;
-        }
-        n = read(fd, buf + len, cap - len - 1);
-        if (n < 0)
-            goto out;
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    body = strstr(buf, "\r\n\r\n");
-    if (strncmp(buf, "HTTP/1.", 7) || !strstr(buf, " 200 ") || !body)
-        goto out;
-    body += 4;
+    if (!body)
+        return 1;
     out = fopen(file, "w");
-    if (!out)
-        goto out;
-    fwrite(body, 1, len - (size_t)(body - buf), out);
-    r = fclose(out) ? 1 : 0;
-out:
-    if (fd >= 0)
-        close(fd);
-    free(buf);
+    if (out) {
+        fwrite(body, 1, len, out);
+        r = fclose(out) ? 1 : 0;
+    }
+    free(body);
     return r;
 }
 

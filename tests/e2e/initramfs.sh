@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced by the real-Xen runners (tests/e2e/xen/build.sh,
+# tests/e2e/xen-hv/run.sh): building blocks of the busybox initramfs images
+# booted as dom0 and domU.  Needs PKGROOT (Debian's packages extracted by
+# tests/e2e/xen/install.sh) and KVER (the kernel version under it).
+
+# initramfs_base ROOT: busybox with its applets, usrmerge links, the dynamic
+# loader and libgcc_s (glibc dlopen()s it for pthread_cancel, which
+# libxenstore's xs_close() and xl use; ldd does not list it)
+initramfs_base() {
+    local root=$1 applet
+    mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,proc,sys,dev,tmp,run,etc,var,root}
+    ln -s usr/bin "$root/bin"
+    ln -s usr/sbin "$root/sbin"
+    ln -s usr/lib "$root/lib"
+    ln -s usr/lib64 "$root/lib64"
+    cp /bin/busybox "$root/usr/bin/busybox"
+    for applet in $(/bin/busybox --list-full); do
+        [ -e "$root/$applet" ] || [ -L "$root/$applet" ] || ln -s /usr/bin/busybox "$root/$applet"
+    done
+    cp -L /lib64/ld-linux-x86-64.so.2 "$root/usr/lib64/"
+    cp -L /lib/x86_64-linux-gnu/libgcc_s.so.1 "$root/usr/lib/x86_64-linux-gnu/"
+}
+
+# initramfs_bin ROOT SRC [DEST]: a binary and every library ldd resolves for it
+initramfs_bin() {
+    local root=$1 src=$2 dest=${3:-$2} lib
+    mkdir -p "$root$(dirname "$dest")"
+    cp -L "$src" "$root$dest"
+    for lib in $(ldd "$src" 2>/dev/null | grep -o '/[^ )]*'); do
+        [ -e "$lib" ] && [ ! -e "$root$lib" ] || continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+
+# initramfs_modules ROOT NAME...: Xen's modules (=m in Debian's kernel),
+# uncompressed, as ROOT/modules/NAME.ko (busybox insmod)
+initramfs_modules() {
+    local root=$1 m f
+    shift
+    mkdir -p "$root/modules"
+    for m in "$@"; do
+        f=$(find "$PKGROOT/lib/modules/$KVER" -name "$m.ko*" | head -1)
+        [ -n "$f" ] || { echo "initramfs: module $m not found under $PKGROOT" >&2; return 1; }
+        case $f in
+        *.xz) xz -dc "$f" >"$root/modules/$m.ko" ;;
+        *.zst) zstd -qdc "$f" >"$root/modules/$m.ko" ;;
+        *) cp "$f" "$root/modules/$m.ko" ;;
+        esac
+    done
+}
+
+# initramfs_xenstore_cli ROOT: Debian's xenstore client and its aliases
+initramfs_xenstore_cli() {
+    local root=$1 t
+    initramfs_bin "$root" "$PKGROOT/usr/bin/xenstore" /usr/bin/xenstore
+    for t in read write ls list watch rm exists chmod; do ln -sf xenstore "$root/usr/bin/xenstore-$t"; done
+}
+
+# initramfs_dom0_tools ROOT: what a minimal control domain runs (xenstored,
+# xen-init-dom0, xenconsoled, xl) and the directories they expect
+initramfs_dom0_tools() {
+    local root=$1 b xb=/usr/lib/xen-4.17/bin
+    for b in xenstored xen-init-dom0 xenconsoled xl; do
+        initramfs_bin "$root" "$PKGROOT$xb/$b" "$xb/$b"
+    done
+    initramfs_xenstore_cli "$root"
+    mkdir -p "$root/etc/xen" "$root/var/lib/xen" "$root/var/log/xen" "$root/domu"
+    cp "$PKGROOT/etc/xen/xl.conf" "$root/etc/xen/" 2>/dev/null || true
+    initramfs_modules "$root" xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs
+}
+
+# initramfs_pack ROOT FILE: a newc cpio archive, uncompressed (inflating
+# tens of MB under software emulation costs more than copying them)
+initramfs_pack() {
+    (cd "$1" && find . | cpio -o -H newc --quiet) >"$2"
+}
