@@ -187,10 +187,15 @@ static struct xenstats_pv_set *port_lookup(struct xenstats_monitor *m, int port)
     return port >= 0 && (size_t)port < m->by_port_len ? m->by_port[port] : NULL;
 }
 
+/*
+ * Armed at the earliest deadline as an absolute time, so without reading
+ * the clock: in a PV dom0 clock_gettime() is a real system call (about
+ * 20 us under QEMU), and a sample used to read it five times.
+ */
 static void arm_timer(struct xenstats_monitor *m)
 {
     struct itimerspec its = {0};
-    uint64_t earliest = 0, now = monotonic_ns();
+    uint64_t earliest = 0;
     struct mon_domain *d;
     struct xenstats_pv_set *s;
 
@@ -205,13 +210,10 @@ static void arm_timer(struct xenstats_monitor *m)
             if (s->state == XENSTATS_PV_SET_SAMPLING && (!earliest || s->deadline < earliest))
                 earliest = s->deadline;
     }
-    if (earliest) {
-        uint64_t delta = earliest > now ? earliest - now : 1;
-
-        its.it_value.tv_sec = (time_t)(delta / 1000000000ULL);
-        its.it_value.tv_nsec = (long)(delta % 1000000000ULL);
-    }
-    timerfd_settime(m->tfd, 0, &its, NULL);
+    /* (a time already past fires at once; 0 would disarm) */
+    its.it_value.tv_sec = (time_t)(earliest / 1000000000ULL);
+    its.it_value.tv_nsec = (long)(earliest % 1000000000ULL);
+    timerfd_settime(m->tfd, earliest ? TFD_TIMER_ABSTIME : 0, &its, NULL);
 }
 
 /* ---- set lifecycle ------------------------------------------------------- */
@@ -964,13 +966,17 @@ int xenstats_monitor_sample(struct xenstats_monitor *monitor)
             before += s->samples;
     /* Sets bound a moment ago: let their bind events arrive first. */
     for (;;) {
-        uint64_t now = monotonic_ns(), wait = 0;
+        uint64_t now = 0, wait = 0;
 
         for (d = monitor->domains; d; d = d->next)
-            for (s = d->sets; s; s = s->next)
-                if (live(s) && s->bind_event_due && now - s->bound_at < BIND_EVENT_GRACE_NS &&
-                    BIND_EVENT_GRACE_NS - (now - s->bound_at) > wait)
+            for (s = d->sets; s; s = s->next) {
+                if (!live(s) || !s->bind_event_due)
+                    continue;
+                if (!now)
+                    now = monotonic_ns();
+                if (now - s->bound_at < BIND_EVENT_GRACE_NS && BIND_EVENT_GRACE_NS - (now - s->bound_at) > wait)
                     wait = BIND_EVENT_GRACE_NS - (now - s->bound_at);
+            }
         if (!wait)
             break;
         int r = xenstats_monitor_dispatch(monitor, (int)(wait / MS) + 1);
