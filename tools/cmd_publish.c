@@ -12,6 +12,7 @@
  */
 #include <getopt.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -54,6 +55,7 @@ struct options {
     uint64_t rescan_ns;
     const char *custom[MAX_CUSTOM_FILES];
     unsigned int nr_custom;
+    int cpu; /* --cpu, -1: anywhere */
 };
 
 struct publisher;
@@ -103,6 +105,8 @@ static void usage(FILE *f)
             "                            sets every DURATION (default 10s; 0 never)\n"
             "  -m, --monitor-domid DOMID grant to and signal DOMID (default: the value of the\n"
             "                            domain's `stats` node, else 0)\n"
+            "      --cpu N               answer on CPU N: pin to it and deliver the sets' event\n"
+            "                            channels there (root; one vCPU woken per sample)\n"
             "      --proc DIR            read DIR/meminfo etc. instead of /proc\n"
             "  -v, --verbose             say what is published and withdrawn (twice: debug)\n"
             "  -h, --help                show this help\n\n"
@@ -562,6 +566,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"custom", required_argument, NULL, 'C'},   {"all-disks", no_argument, NULL, 'a'},
         {"rescan", required_argument, NULL, 'r'},   {"monitor-domid", required_argument, NULL, 'm'},
         {"proc", required_argument, NULL, 'P'},     {"verbose", no_argument, NULL, 'v'},
+        {"cpu", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     uint64_t v;
@@ -599,6 +604,11 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'P':
             o->proc = optarg;
+            break;
+        case 'c':
+            if (parse_u64(optarg, CPU_SETSIZE - 1, &v) < 0)
+                return fail(CMD, "--cpu %s: expected a CPU number (0 to %d)", optarg, CPU_SETSIZE - 1);
+            o->cpu = (int)v;
             break;
         case 'v':
             global.verbosity++;
@@ -659,6 +669,7 @@ int cmd_publish(int argc, char **argv)
         .kinds = (1u << KIND_CUSTOM) - 1,
         .proc = "/proc",
         .rescan_ns = 10000000000ULL,
+        .cpu = -1,
     };
     struct xenstats_provider_opts po = {.size = sizeof(po)};
     struct publisher pub = {.o = &o};
@@ -711,6 +722,13 @@ int cmd_publish(int argc, char **argv)
         fail(CMD, "cannot publish as \"%s\" in domain %u: %s", o.provider, xenstats_host_self_domid(host),
              provider_error(errno));
         goto out;
+    }
+    if (o.cpu >= 0 && xenstats_provider_set_cpu(pub.provider, o.cpu) < 0) {
+        if (errno == EINVAL) {
+            fail(CMD, "--cpu %d: no such CPU", o.cpu);
+            goto out;
+        }
+        /* pinned; the event channels stay where Linux put them (warned) */
     }
     /* Signals stay blocked except inside ppoll(), so a SIGTERM between
      * the check of tool_stop and the wait cannot be lost. */

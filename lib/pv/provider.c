@@ -7,7 +7,10 @@
  * the keys.
  */
 #include <poll.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -52,6 +55,9 @@ struct xenstats_provider {
     uint32_t withdraw_timeout_ms;
     bool key_written;
     struct xenstats_provider_set *sets;
+    int cpu;                /* xenstats_provider_set_cpu(), -1: none */
+    bool steer_warned;
+    char irq_name[32];      /* "evtchn:<comm>", Linux's name of our interrupts */
 };
 
 static struct platform *platform_of(struct xenstats_host *host)
@@ -131,6 +137,14 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
     if (opts && opts->size >= offsetof(struct xenstats_provider_opts, monitor_domid) + sizeof(int32_t) &&
         opts->monitor_domid >= 0)
         p->monitor = (uint32_t)opts->monitor_domid;
+    p->cpu = -1;
+    {
+        /* Linux's evtchn device names its interrupts after the opener. */
+        char comm[17] = "";
+
+        prctl(PR_GET_NAME, comm, 0, 0, 0);
+        snprintf(p->irq_name, sizeof(p->irq_name), "evtchn:%s", comm);
+    }
     p->evtchn = pl->backend->evtchn->open(pl);
     if (!p->evtchn) {
         r = negative_errno();
@@ -145,6 +159,73 @@ fail:
     free(p);
     set_errno(r);
     return NULL;
+}
+
+/*
+ * Deliver our event channels to provider->cpu: on Linux their interrupts are
+ * "evtchn:<comm>" in /proc/interrupts, and writing a CPU to an interrupt's
+ * smp_affinity_list rebinds the channel to that vCPU.
+ */
+static int steer_event_channels(struct xenstats_provider *p)
+{
+    char *line = NULL, path[64];
+    size_t cap = 0, want = strlen(p->irq_name);
+    int r = 0, moved = 0;
+    FILE *f;
+
+    if (p->cpu < 0 || p->platform->backend->kind != XENSTATS_BACKEND_XEN)
+        return 0;
+    f = fopen("/proc/interrupts", "re");
+    if (!f)
+        return negative_errno();
+    while (getline(&line, &cap, f) > 0) {
+        char *end, *name;
+        long irq = strtol(line, &end, 10);
+        size_t n = strlen(line);
+        FILE *a;
+
+        if (end == line || *end != ':')
+            continue;
+        while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+            line[--n] = '\0';
+        name = strrchr(line, ' ');
+        if (!name || strlen(name + 1) != want || memcmp(name + 1, p->irq_name, want))
+            continue;
+        snprintf(path, sizeof(path), "/proc/irq/%ld/smp_affinity_list", irq);
+        a = fopen(path, "we");
+        if (!a) {
+            r = negative_errno();
+            continue;
+        }
+        fprintf(a, "%d\n", p->cpu);
+        if (fclose(a) != 0) { /* the write happens here */
+            r = negative_errno();
+            continue;
+        }
+        moved++;
+    }
+    free(line);
+    fclose(f);
+    if (r < 0 && !p->steer_warned) {
+        p->steer_warned = true;
+        log_warning("cannot deliver event channels (%s) to CPU %d: %s", p->irq_name, p->cpu, strerror(-r));
+    }
+    log_debug("%d event channel interrupts (%s) delivered to CPU %d", moved, p->irq_name, p->cpu);
+    return r;
+}
+
+int xenstats_provider_set_cpu(struct xenstats_provider *provider, int cpu)
+{
+    cpu_set_t set;
+
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+        return set_errno(-EINVAL);
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) < 0)
+        return set_errno(negative_errno());
+    provider->cpu = cpu;
+    return set_errno(steer_event_channels(provider));
 }
 
 uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provider)
@@ -392,6 +473,7 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
     if (r < 0)
         goto fail_keys;
     set->port = r;
+    steer_event_channels(p); /* best effort: it only saves a wake-up */
     /* Last: its appearance tells the monitor everything else is there. */
     r = write_key(set, XEN_PV_STATS_KEY_EVENT_CHANNEL, (uint32_t)set->port);
     if (r < 0)

@@ -28,6 +28,8 @@ expect_fail "custom set named like a built-in" "clash.custom:1: set \"memory\" i
 expect_fail "missing custom file" "No such file" env XENSTATS_EMU_DOMID=1 "$XENSTATS" publish --custom "$T/none"
 "$XENSTATS" publish --help | grep -q -- "--custom FILE" || fail "--help"
 pass "--help"
+expect_fail "bad --cpu" "--cpu x: expected a CPU number" "$XENSTATS" publish --cpu x
+expect_fail "--cpu of no CPU" "--cpu 1000: no such CPU" env XENSTATS_EMU_DOMID=1 "$XENSTATS" publish --cpu 1000
 
 # ---- the agent on the real /proc ---------------------------------------------
 write_custom() { # VALUE: rewrite the custom file the way users should: temp + rename
@@ -63,6 +65,19 @@ sys.exit(0 if len(sets) == int(sys.argv[2]) else 1)' "$1" "$2"; then
     done
     fail "$1: expected $2 active sets; publish said: $(cat "$T/publish.err")"
 }
+
+# --cpu: answers from one CPU (the emulated host has no interrupts to steer)
+XENSTATS_EMU_DOMID=1 "$XENSTATS" publish --provider Pinned --sets load --cpu 0 \
+    >"$T/pinned.out" 2>"$T/pinned.err" &
+PUB_MAIN=$PUB
+PUB=$!
+wait_sets Pinned 1
+[ "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/$PUB/status)" = 0 ] ||
+    fail "--cpu 0: $(grep Cpus_allowed_list /proc/$PUB/status)"
+kill -TERM $PUB
+wait $PUB || fail "publish --cpu 0 exited $?: $(cat "$T/pinned.err")"
+PUB=$PUB_MAIN
+pass "--cpu 0: pinned, its set answered, withdrawn on SIGTERM"
 
 # One set per interface and per whole disk, plus memory, cpu, load, app.
 snapshot() { # DIR: the figures of this machine now

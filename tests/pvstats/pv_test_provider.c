@@ -3,7 +3,7 @@
  * A well-behaved (or deliberately lazy) provider with known values, for the
  * integration tests.  Publishes, answers until SIGTERM, withdraws.
  *   pv_test_provider [--provider P] [--set S] (--types | --count N)
- *                    [--no-answer | --no-update | --die-on-sample]
+ *                    [--no-answer | --no-update | --die-on-sample] [--cpu N]
  * Prints "published" once the set is out.
  */
 #include <errno.h>
@@ -64,7 +64,8 @@ int main(int argc, char **argv)
         {"provider", required_argument, NULL, 'p'}, {"set", required_argument, NULL, 's'},
         {"types", no_argument, NULL, 't'},          {"count", required_argument, NULL, 'n'},
         {"no-answer", no_argument, NULL, 'A'},      {"no-update", no_argument, NULL, 'U'},
-        {"die-on-sample", no_argument, NULL, 'D'},  {NULL, 0, NULL, 0},
+        {"die-on-sample", no_argument, NULL, 'D'},  {"cpu", required_argument, NULL, 'c'},
+        {NULL, 0, NULL, 0},
     };
     const char *pname = "Test #0", *sname = "Values";
     struct xenstats_host *host;
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
     struct xenstats_provider_set *set;
     struct sigaction sa;
     char name[32];
-    int c, rc = 0;
+    int c, rc = 0, cpu = -1;
 
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
         case 'A': behaviour = NO_ANSWER; break;
         case 'U': behaviour = NO_UPDATE; break;
         case 'D': behaviour = DIE; break;
+        case 'c': cpu = atoi(optarg); break;
         default: return 2;
         }
     }
@@ -102,6 +104,8 @@ int main(int argc, char **argv)
         xenstats_host_close(host);
         return 1;
     }
+    if (cpu >= 0 && xenstats_provider_set_cpu(p, cpu) < 0)
+        perror("pv_test_provider: --cpu"); /* pinned or not: carry on */
     set = xenstats_provider_add_set(p, sname, refresh, NULL);
     if (!set) {
         perror("pv_test_provider: set");
