@@ -215,10 +215,15 @@ int cmd_top(int argc, char **argv)
             fail(CMD, "%s", err);
         goto out;
     }
-    if (o.batch)
+    if (o.batch) {
         status = run_batch(src, first, &o);
-    else
+    } else {
+        /* The library's log lines (--direct: a guest's rejected set, the
+         * fallback notice) would scribble over the screen; the view shows
+         * each set's state and reason, and each domain's vCPU source. */
+        xenstats_set_log(NULL, XENSTATS_LOG_ERROR, NULL);
         status = top_ui_run(src, first, &o.ui);
+    }
 out:
     top_source_close(src);
     return status;

@@ -20,6 +20,7 @@
 
 #include "tool.h"
 #include "top_direct.h"
+#include "vcpu_fallback.h"
 #include "util/util.h"
 
 struct dmap {
@@ -157,7 +158,7 @@ static struct xenstats_vcpu_map *get_map(struct top_direct *d, const struct xens
     if (d->monitor && !m->monitored && info->domid != xenstats_host_self_domid(d->host))
         m->monitored = xenstats_monitor_add_domain(d->monitor, info->domid) >= 0;
     if (!m->map) {
-        m->map = xenstats_vcpu_map_open(d->host, info->domid);
+        m->map = tool_vcpu_map_open(d->host, info->domid); /* falls back to the hypercall */
         if (!m->map)
             *ret_err = -errno;
     }
@@ -394,7 +395,12 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
         }
         if (why == -ENOMEM)
             goto oom;
-        dom->vcpu_source = strdup(map && !why ? "resource" : "none");
+        if (!map || why)
+            dom->vcpu_source = strdup("none");
+        else if (xenstats_vcpu_map_source(map) == XENSTATS_VCPU_SOURCE_HYPERCALL)
+            dom->vcpu_source = strdup("hypercall");
+        else
+            dom->vcpu_source = strdup("resource");
         if (!dom->vcpu_source || (why && !(dom->vcpu_error = strdup(open_error(why)))))
             goto oom;
     }
