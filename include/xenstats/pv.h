@@ -85,8 +85,8 @@ uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provide
  * channels there, those bound already and every one bound later.  A request
  * then wakes one vCPU instead of two: Linux spreads event channels over the
  * vCPUs, and the one taking the interrupt wakes the provider's thread on
- * another (measured under QEMU: a 64-statistic sample about 1.0 ms, not
- * 1.5-2.3 ms).  On Xen guests the channels are steered through
+ * another (measured under QEMU: a 64-statistic sample in 1.0-1.4 ms, not
+ * 1.2-2.5 ms).  On Xen guests the channels are steered through
  * /proc/irq/<N>/smp_affinity_list of the interrupts named "evtchn:<the
  * thread name at xenstats_provider_new()>" (root; other channels of
  * processes of the same name move too).  Returns 0; -EINVAL (no such
