@@ -85,11 +85,11 @@ uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provide
  * channels there, those bound already and every one bound later.  A request
  * then wakes one vCPU instead of two: Linux spreads event channels over the
  * vCPUs, and the one taking the interrupt wakes the provider's thread on
- * another (measured under QEMU: a 64-statistic sample in 1.0-1.4 ms, not
- * 1.2-2.5 ms).  On Xen guests the channels are steered through
- * /proc/irq/<N>/smp_affinity_list of the interrupts named "evtchn:<the
- * thread name at xenstats_provider_new()>" (root; other channels of
- * processes of the same name move too).  Returns 0; -EINVAL (no such
+ * another (measured under QEMU, p50 of a 64-statistic sample: 1.0-1.6 ms
+ * in six runs, 1.2-2.5 ms in six without).  On Xen guests the channels
+ * are steered through /proc/irq/<N>/smp_affinity_list of the interrupts
+ * named "evtchn:<the thread name at xenstats_provider_new()>" (root; other
+ * channels of processes of the same name move too).  Returns 0; -EINVAL (no such
  * CPU), or the error of steering (e.g. -EACCES), the thread staying pinned.
  * The emulated host has no interrupts: pinning only.
  */
