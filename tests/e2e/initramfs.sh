@@ -4,6 +4,8 @@
 # booted as dom0 and domU.  Needs PKGROOT (Debian's packages extracted by
 # tests/e2e/xen/install.sh) and KVER (the kernel version under it).
 
+INITRAMFS_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 # initramfs_base ROOT: busybox with its applets, usrmerge links, the dynamic
 # loader and libgcc_s (glibc dlopen()s it for pthread_cancel, which
 # libxenstore's xs_close() and xl use; ldd does not list it)
@@ -59,7 +61,8 @@ initramfs_xenstore_cli() {
 }
 
 # initramfs_dom0_tools ROOT: what a minimal control domain runs (xenstored,
-# xen-init-dom0, xenconsoled, xl) and the directories they expect
+# xen-init-dom0, xenconsoled, xl), the directories they expect and
+# /dom0-up.sh, which starts them
 initramfs_dom0_tools() {
     local root=$1 b xb=/usr/lib/xen-4.17/bin
     for b in xenstored xen-init-dom0 xenconsoled xl; do
@@ -69,6 +72,7 @@ initramfs_dom0_tools() {
     mkdir -p "$root/etc/xen" "$root/var/lib/xen" "$root/var/log/xen" "$root/domu"
     cp "$PKGROOT/etc/xen/xl.conf" "$root/etc/xen/" 2>/dev/null || true
     initramfs_modules "$root" xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs
+    install -m644 "$INITRAMFS_E2E_DIR/dom0-up.sh" "$root/dom0-up.sh"
 }
 
 # initramfs_pack ROOT FILE: a newc cpio archive, uncompressed (inflating

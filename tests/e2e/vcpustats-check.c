@@ -296,6 +296,17 @@ static int take_reading(xc_interface *xch, uint32_t domid, const struct region *
     return 0;
 }
 
+/* A reading of every vCPU; 0 if any record never settled or the call failed. */
+static int take_readings(xc_interface *xch, uint32_t domid, const struct region *r, struct reading *out)
+{
+    uint32_t v;
+    int ok = 1;
+
+    for (v = 0; v < r->nr_vcpus; v++)
+        ok &= take_reading(xch, domid, r, v, &out[v]) == 0;
+    return ok;
+}
+
 static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsigned seconds)
 {
     struct region r;
@@ -340,9 +351,7 @@ static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsi
     if (!a || !b)
         goto out;
 
-    ok = 1;
-    for (v = 0; v < r.nr_vcpus; v++)
-        ok &= take_reading(xch, domid, &r, v, &a[v]) == 0;
+    ok = take_readings(xch, domid, &r, a);
     result(ok, "seqlock-read", "all %u records read with even, unchanged seq", r.nr_vcpus);
     if (!ok)
         goto out;
@@ -399,9 +408,7 @@ static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsi
     info("sleeping %u s between two readings", seconds);
     sleep(seconds);
 
-    ok = 1;
-    for (v = 0; v < r.nr_vcpus; v++)
-        ok &= take_reading(xch, domid, &r, v, &b[v]) == 0;
+    ok = take_readings(xch, domid, &r, b);
     result(ok, "seqlock-read-2", "all %u records read again", r.nr_vcpus);
     if (!ok)
         goto out;

@@ -15,26 +15,10 @@ res() {
     n=$1; rc=$2; shift 2
     if [ "$rc" = 0 ]; then say "PASS $n $*"; else say "FAIL $n (rc=$rc) $*"; fi
 }
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /dev/shm
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
-mkdir -p /run/xen /run/xenstored /var/lib/xenstored /var/lib/xen /var/log/xen/console /var/lock
-ln -sf /run /var/run 2>/dev/null
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+. /dom0-up.sh
+dom0_mounts
 echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
-for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs; do
-    insmod /modules/$m.ko || say "insmod $m failed"
-done
-mount -t xenfs xenfs /proc/xen
-sleep 1
-xenstored --pid-file /run/xenstored.pid
-i=0; while ! xenstore-read / >/dev/null 2>&1 && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done
-xen-init-dom0 >/dev/null 2>&1 || say "xen-init-dom0 failed"
-xenconsoled --pid-file=/run/xenconsoled.pid --log=guest --log-dir=/var/log/xen/console
+dom0_xen 30
 say "hypervisor: $(xl info 2>/dev/null | grep -E '^xen_(version|extra|changeset)' | tr -s ' ' | tr '\n' ' ')"
 
 create() { # create NAME VCPUS EXTRA

@@ -23,32 +23,12 @@ finish() {
     sleep 60
 }
 
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /dev/shm
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
-mkdir -p /run/xen /run/xenstored /var/lib/xenstored /var/lib/xen /var/log/xen/console /var/lock
-ln -sf /run /var/run
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+. /dom0-up.sh
+dom0_mounts
 echo "E2E-BEGIN dom0 userspace at $(up)s"
 say "hypervisor $(cat /sys/hypervisor/type 2>/dev/null) $(cat /sys/hypervisor/version/major 2>/dev/null).$(cat /sys/hypervisor/version/minor 2>/dev/null)$(cat /sys/hypervisor/version/extra 2>/dev/null), kernel $(uname -r)"
-for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs; do
-    insmod /modules/$m.ko || say "insmod $m failed"
-done
-mount -t xenfs xenfs /proc/xen
-sleep 1
-
-xenstored --pid-file /run/xenstored.pid
-i=0
-while ! xenstore-read / >/dev/null 2>&1 && [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
-xenstore-read / >/dev/null 2>&1
+dom0_xen 60
 res xenstored $? "ready at $(up)s"
-xen-init-dom0 >/dev/null 2>&1 || say "xen-init-dom0 rc=$?"
-xenconsoled --pid-file=/run/xenconsoled.pid --log=guest --log-dir=/var/log/xen/console
 
 # ---- the domU
 T0=$(up)

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced by the /init of both QEMU dom0s (tests/e2e/xen/dom0-init.sh,
+# tests/e2e/xen-hv/dom0-init.sh), installed as /dom0-up.sh: bringing up a
+# minimal Xen control domain from busybox.  Uses the caller's say().
+
+# dom0_mounts: the filesystems and run directories of Xen's daemons, and lo
+# for the agent's HTTP port
+dom0_mounts() {
+    mount -t proc proc /proc
+    mount -t sysfs sysfs /sys
+    mount -t devtmpfs devtmpfs /dev
+    mkdir -p /dev/pts /dev/shm
+    mount -t devpts devpts /dev/pts
+    mount -t tmpfs tmpfs /dev/shm
+    mount -t tmpfs tmpfs /run
+    mount -t tmpfs tmpfs /tmp
+    mkdir -p /run/xen /run/xenstored /var/lib/xenstored /var/lib/xen /var/log/xen/console /var/lock
+    ln -sf /run /var/run 2>/dev/null
+    ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+}
+
+# dom0_xen SECONDS: Xen's modules and xenfs, the C xenstored (answering
+# within SECONDS, else status 1), xen-init-dom0 and xenconsoled
+dom0_xen() {
+    for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs; do
+        insmod /modules/$m.ko || say "insmod $m failed"
+    done
+    mount -t xenfs xenfs /proc/xen
+    sleep 1
+    xenstored --pid-file /run/xenstored.pid
+    i=0
+    while ! xenstore-read / >/dev/null 2>&1 && [ $i -lt "$1" ]; do sleep 1; i=$((i + 1)); done
+    xenstore-read / >/dev/null 2>&1
+    ready=$?
+    xen-init-dom0 >/dev/null 2>&1 || say "xen-init-dom0 rc=$?"
+    xenconsoled --pid-file=/run/xenconsoled.pid --log=guest --log-dir=/var/log/xen/console
+    return $ready
+}
