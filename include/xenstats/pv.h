@@ -163,6 +163,18 @@ struct xenstats_monitor_opts {
     uint32_t max_unsolicited;     /* unrequested events per second before the port is
                                      masked until the next request; 0: default 100 */
     bool create_stats_node;       /* play the toolstack: create each domain's `stats` */
+    /*
+     * Per-domain budgets (docs/pv-stats.md, "Budgets"): what one guest may
+     * cost the monitor.  A domain over any of them is marked throttled and
+     * rescanned less often; no other domain is affected.
+     */
+    uint32_t max_rejected_sets;   /* rejected sets kept; further sets are ignored
+                                     unread; 0: default 16 */
+    uint32_t max_reads_per_s;     /* xenstore reads, sustained (bursts of 4 s' worth);
+                                     0: default 128 */
+    uint32_t max_rescans_per_s;   /* 0: default 10 */
+    uint32_t max_log_per_s;       /* log lines, sustained (bursts of 32); the rest are
+                                     counted and reported; 0: default 1 */
 };
 
 /*
@@ -225,6 +237,24 @@ struct xenstats_pv_set_info {
     uint64_t last_latency_ns;
 };
 void xenstats_pv_set_get_info(const struct xenstats_pv_set *set, struct xenstats_pv_set_info *ret_info);
+
+/* What a monitored domain has cost the monitor, against its budgets. */
+struct xenstats_pv_domain_info {
+    uint32_t domid;
+    bool throttled;            /* over a budget in the last 10 s: rescanned less often */
+    uint32_t sets_rejected;    /* rejected sets kept now */
+    uint32_t sets_ignored;     /* sets listed but not examined (over max_rejected_sets) */
+    uint64_t rescans;          /* examinations of the domain's `stats` tree */
+    uint64_t xenstore_reads;
+    uint64_t budget_exceeded;  /* times a budget was found exhausted */
+    uint64_t log_suppressed;   /* log lines dropped by the log budget */
+};
+/*
+ * Fill *ret_info for a monitored domain.  Returns 0, or -ENOENT (and errno)
+ * when the domain is not monitored; *ret_info is then untouched.
+ */
+int xenstats_monitor_domain_info(const struct xenstats_monitor *monitor, uint32_t domid,
+                                 struct xenstats_pv_domain_info *ret_info);
 
 /* One statistic of the last good sample. */
 struct xenstats_pv_stat {

@@ -30,6 +30,20 @@
 #define RESCAN_GAP_NS (50 * 1000000ULL) /* a busy guest is rescanned at most 20 times a second */
 #define MS 1000000ULL
 #define BIND_EVENT_GRACE_NS (50 * MS)
+/* Budgets (docs/pv-stats.md "Budgets"): what one domain may cost. */
+#define THROTTLED_GAP_MAX_NS (2000 * MS) /* a throttled domain is rescanned at least this often */
+#define THROTTLE_MEMORY_NS (10000 * MS)  /* marked throttled this long after exceeding a budget */
+#define READS_BURST_S 4                  /* a burst of 4 s' worth of reads, e.g. a provider starting */
+#define READS_PER_SCAN 128               /* a scan stops here and goes on after the gap */
+#define LOG_BURST 32
+#define RETRY_FIRST_MS 100 /* a set that may come back is re-examined after this, */
+#define RETRY_MAX_MS 5000  /* doubling up to this */
+
+/* A token bucket: `tokens` refill at a rate up to a burst. */
+struct bucket {
+    double tokens;
+    uint64_t at;
+};
 
 struct xenstats_pv_set {
     struct xenstats_pv_set *next; /* in its domain */
@@ -42,7 +56,12 @@ struct xenstats_pv_set {
     enum xenstats_pv_set_state state;
     char reason[PV_REASON_MAX];
     bool seen; /* still listed by the last rescan */
-    uint64_t fingerprint; /* of the keys a rejected set was judged on */
+    uint64_t fingerprint; /* of the keys the set was last judged on (attached or rejected) */
+    bool dirty;           /* a watch fired under its path: examine it again */
+    bool transient;       /* rejected for a failure that can pass (map, bind): retried */
+    bool peer_closed;     /* withdrawn because the provider's end of the channel closed */
+    uint64_t retry_at;    /* examine again then, whatever the watches say; 0: never */
+    uint32_t backoff_ms;
 
     struct pv_set_keys keys;
     const uint8_t *name_map, *value_map; /* read-only grant mappings */
@@ -74,10 +93,21 @@ struct mon_domain {
     uint32_t domid;
     char stats[PATH_LEN]; /* /local/domain/<id>/stats */
     char token[32];
-    bool dirty;
+    bool dirty;           /* some scan work waits: the tree, or a set marked dirty */
+    bool structure_dirty; /* providers or sets may have come or gone: list them */
     uint64_t last_scan;
+    uint64_t not_before; /* no scan before this: the read budget refills */
+    uint64_t gap_ns;     /* between scans; grows while throttled */
     struct xenstats_pv_set *sets;
     bool warned_providers, warned_sets;
+
+    /* budgets */
+    struct bucket reads, logs;
+    uint64_t window_start;
+    uint32_t rescans_in_window;
+    uint64_t throttled_until;
+    uint32_t nr_rejected, sets_ignored, log_pending_suppressed;
+    uint64_t rescans, xs_reads, budget_exceeded, log_suppressed;
 };
 
 struct xenstats_monitor {
@@ -138,10 +168,17 @@ enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
  * stays exact without walking every set. */
 static void set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum xenstats_pv_set_state state)
 {
-    if (s->state == XENSTATS_PV_SET_SAMPLING && state != XENSTATS_PV_SET_SAMPLING)
-        m->outstanding--;
-    else if (s->state != XENSTATS_PV_SET_SAMPLING && state == XENSTATS_PV_SET_SAMPLING)
+    if (s->state == XENSTATS_PV_SET_SAMPLING && state != XENSTATS_PV_SET_SAMPLING) {
+        /* scans wait while requests are out: the last answer lets them run */
+        if (!--m->outstanding && m->any_dirty)
+            m->timer_dirty = true;
+    } else if (s->state != XENSTATS_PV_SET_SAMPLING && state == XENSTATS_PV_SET_SAMPLING) {
         m->outstanding++;
+    }
+    if (s->state == XENSTATS_PV_SET_REJECTED && state != XENSTATS_PV_SET_REJECTED)
+        s->domain->nr_rejected--;
+    else if (s->state != XENSTATS_PV_SET_REJECTED && state == XENSTATS_PV_SET_REJECTED)
+        s->domain->nr_rejected++;
     s->state = state;
 }
 
@@ -163,6 +200,93 @@ static void set_reason(struct xenstats_pv_set *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
     va_end(ap);
+}
+
+/* ---- budgets --------------------------------------------------------------- */
+
+static void bucket_fill(struct bucket *b, uint64_t now, double rate, double burst)
+{
+    if (b->at)
+        b->tokens += (double)(now - b->at) / 1e9 * rate;
+    if (!b->at || b->tokens > burst)
+        b->tokens = burst;
+    b->at = now;
+}
+
+static bool throttled(const struct mon_domain *d, uint64_t now)
+{
+    return d->throttled_until > now;
+}
+
+/* A budget ran out: mark the domain and slow its rescans down. */
+static void over_budget(struct xenstats_monitor *m, struct mon_domain *d, uint64_t now, const char *which)
+{
+    (void)m;
+    d->budget_exceeded++;
+    if (!throttled(d, now) && which)
+        log_warning("domain %u: over its %s budget: throttled (rescanned at most every %.1f s)", d->domid, which,
+                    (double)THROTTLED_GAP_MAX_NS / 1e9);
+    d->throttled_until = now + THROTTLE_MEMORY_NS;
+    d->gap_ns = d->gap_ns * 2 < THROTTLED_GAP_MAX_NS ? d->gap_ns * 2 : THROTTLED_GAP_MAX_NS;
+}
+
+/*
+ * Everything the monitor says about a domain goes through its log budget:
+ * a guest cannot make the monitor flood its log.  What is dropped is
+ * counted and said on the next line let through.
+ */
+static void dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats_log_level level,
+                    const char *fmt, ...) XS_PRINTF(4, 5);
+
+static void dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats_log_level level,
+                    const char *fmt, ...)
+{
+    uint64_t now;
+    char line[768];
+    va_list ap;
+
+    if (!log_enabled(level))
+        return;
+    now = monotonic_ns();
+    bucket_fill(&d->logs, now, m->opts.max_log_per_s, LOG_BURST);
+    if (d->logs.tokens < 1) {
+        d->log_suppressed++;
+        d->log_pending_suppressed++;
+        if (d->log_pending_suppressed == 1)
+            over_budget(m, d, now, NULL);
+        return;
+    }
+    d->logs.tokens -= 1;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (d->log_pending_suppressed) {
+        log_message(level, "domain %u: %s (and %u more messages about this domain, dropped by its log budget)",
+                    d->domid, line, d->log_pending_suppressed);
+        d->log_pending_suppressed = 0;
+    } else {
+        log_message(level, "domain %u: %s", d->domid, line);
+    }
+}
+
+/* xenstore reads on a domain's behalf, counted against its budget */
+static void charge_read(struct xenstats_monitor *m, struct mon_domain *d)
+{
+    (void)m;
+    d->xs_reads++;
+    d->reads.tokens -= 1;
+}
+
+static char *dom_read(struct xenstats_monitor *m, struct mon_domain *d, const char *path, unsigned int *len)
+{
+    charge_read(m, d);
+    return xs_read(m->xs, XBT_NULL, path, len);
+}
+
+static char **dom_directory(struct xenstats_monitor *m, struct mon_domain *d, const char *path, unsigned int *n)
+{
+    charge_read(m, d);
+    return xs_directory(m->xs, XBT_NULL, path, n);
 }
 
 static void port_map(struct xenstats_monitor *m, int port, struct xenstats_pv_set *s)
@@ -192,6 +316,8 @@ static struct xenstats_pv_set *port_lookup(struct xenstats_monitor *m, int port)
  * the clock: in a PV dom0 clock_gettime() is a real system call (about
  * 20 us under QEMU), and a sample used to read it five times.
  */
+static uint64_t next_scan_at(const struct mon_domain *d);
+
 static void arm_timer(struct xenstats_monitor *m)
 {
     struct itimerspec its = {0};
@@ -200,12 +326,11 @@ static void arm_timer(struct xenstats_monitor *m)
     struct xenstats_pv_set *s;
 
     for (d = m->domains; d; d = d->next) {
-        if (d->dirty) {
-            uint64_t at = d->last_scan + RESCAN_GAP_NS;
+        /* scans wait for the outstanding answers (set_state re-arms) */
+        uint64_t at = m->outstanding ? 0 : next_scan_at(d);
 
-            if (!earliest || at < earliest)
-                earliest = at;
-        }
+        if (at && (!earliest || at < earliest))
+            earliest = at;
         for (s = d->sets; s; s = s->next)
             if (s->state == XENSTATS_PV_SET_SAMPLING && (!earliest || s->deadline < earliest))
                 earliest = s->deadline;
@@ -214,6 +339,24 @@ static void arm_timer(struct xenstats_monitor *m)
     its.it_value.tv_sec = (time_t)(earliest / 1000000000ULL);
     its.it_value.tv_nsec = (long)(earliest % 1000000000ULL);
     timerfd_settime(m->tfd, earliest ? TFD_TIMER_ABSTIME : 0, &its, NULL);
+}
+
+static bool live(const struct xenstats_pv_set *s)
+{
+    return s->state == XENSTATS_PV_SET_ACTIVE || s->state == XENSTATS_PV_SET_STALE ||
+           s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
+}
+
+/* The provider's end of the channel is closed (Xen sends no event for it). */
+static bool peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
+    enum platform_evtchn_state st;
+
+    if (s->port < 0)
+        return false;
+
+    return m->platform->backend->evtchn->status(m->evtchn, (uint32_t)s->port, &st) == 0 &&
+           st != PLATFORM_EVTCHN_INTERDOMAIN;
 }
 
 /* ---- set lifecycle ------------------------------------------------------- */
@@ -242,30 +385,51 @@ static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
     s->nr_stats = 0;
 }
 
-static void set_reject(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t fingerprint)
+/* Examine the set again at a growing interval: it may come back by itself. */
+static void set_retry_later(struct xenstats_monitor *m, struct xenstats_pv_set *s)
 {
+    s->backoff_ms = s->backoff_ms ? (s->backoff_ms * 2 < RETRY_MAX_MS ? s->backoff_ms * 2 : RETRY_MAX_MS)
+                                  : RETRY_FIRST_MS;
+    s->retry_at = monotonic_ns() + (uint64_t)s->backoff_ms * MS;
+    m->timer_dirty = true;
+}
+
+static void set_reject(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t fingerprint, bool transient)
+{
+    bool again = s->state == XENSTATS_PV_SET_REJECTED && s->fingerprint == fingerprint;
+
     set_detach(m, s);
     set_state(m, s, XENSTATS_PV_SET_REJECTED);
     s->fingerprint = fingerprint;
+    s->transient = transient;
+    s->peer_closed = false;
     s->errors++;
-    log_warning("domain %u: set %s rejected: %s", s->domain->domid, s->path, s->reason);
+    if (transient)
+        set_retry_later(m, s);
+    else
+        s->retry_at = 0;
+    /* one line per set and reason, not one per retry */
+    if (!again)
+        dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rejected: %s", s->path, s->reason);
 }
 
 static void set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, const char *why)
 {
     if (s->state != XENSTATS_PV_SET_WITHDRAWN)
-        log_info("domain %u: set %s withdrawn (%s)", s->domain->domid, s->path, why);
+        dom_log(m, s->domain, XENSTATS_LOG_INFO, "set %s withdrawn (%s)", s->path, why);
     set_detach(m, s);
     set_state(m, s, XENSTATS_PV_SET_WITHDRAWN);
-    set_reason(s, "%s", why);
+    if (why != s->reason)
+        set_reason(s, "%s", why);
+    s->peer_closed = false;
     m->list_dirty = true;
 }
 
 /*
  * Read the set's keys.  Returns 0 with keys filled, -ENOENT when the set is
  * not ready (no event-channel), or -EINVAL with s->reason.  *fingerprint
- * covers everything read, so a rejected set is only looked at again when
- * the guest changed something.
+ * covers everything read, so a set is only judged again when the guest
+ * changed something (or a retry is due).
  */
 static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, struct pv_set_keys *keys,
                      uint64_t *fingerprint, char reason[PV_REASON_MAX])
@@ -277,7 +441,7 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
     char **dir;
     int r;
 
-    dir = xs_directory(m->xs, XBT_NULL, s->path, &n);
+    dir = dom_directory(m, s->domain, s->path, &n);
     if (!dir)
         return -ENOENT;
     *fingerprint = 0xcbf29ce484222325ULL;
@@ -294,7 +458,7 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
         names[i] = dir[i];
         name_lens[i] = strnlen(dir[i], XENSTORE_REL_PATH_MAX);
         snprintf(path, sizeof(path), "%s/%s", s->path, dir[i]);
-        values[i] = xs_read(m->xs, XBT_NULL, path, &len);
+        values[i] = dom_read(m, s->domain, path, &len);
         value_lens[i] = values[i] ? len : 0;
         *fingerprint = fnv1a(*fingerprint, names[i], name_lens[i] + 1);
         if (values[i])
@@ -323,7 +487,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     s->name_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->name_type_ref, PROT_READ);
     if (!s->name_map) {
         set_reason(s, "cannot map name-type-ref grants: %s", strerror(errno));
-        return -EINVAL;
+        return -EAGAIN;
     }
     name_copy = bytes <= m->scratch_len ? m->scratch : NULL;
     if (!name_copy && grow_scratch(m, bytes) == 0)
@@ -351,12 +515,12 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     s->value_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
     if (!s->value_map) {
         set_reason(s, "cannot map val-ref grants: %s", strerror(errno));
-        return -EINVAL;
+        return -EAGAIN;
     }
     r = pl->backend->evtchn->bind_interdomain(m->evtchn, s->domain->domid, keys->event_channel);
     if (r < 0) {
         set_reason(s, "cannot bind event-channel %u: %s", keys->event_channel, strerror(-r));
-        return -EINVAL;
+        return -EAGAIN;
     }
     s->port = r;
     port_map(m, s->port, s);
@@ -365,8 +529,11 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
-    log_info("domain %u: monitoring set %s (%u statistics, %u pages)", s->domain->domid, s->path, s->nr_stats,
-             keys->nr_pages);
+    s->transient = s->peer_closed = false;
+    s->retry_at = 0;
+    s->backoff_ms = 0;
+    dom_log(m, s->domain, XENSTATS_LOG_INFO, "monitoring set %s (%u statistics, %u pages)", s->path, s->nr_stats,
+            keys->nr_pages);
     return 0;
 }
 
@@ -384,10 +551,11 @@ static struct xenstats_pv_set *set_find(struct mon_domain *d, const char *provid
  * The name a node's value gives (docs/pv-stats.md: keys cannot spell every
  * name), or the key itself when the value is missing or not a valid name.
  */
-static void node_name(struct xenstats_monitor *m, const char *path, const char *key, char name[XEN_PV_STATS_NAME_MAX + 1])
+static void node_name(struct xenstats_monitor *m, struct mon_domain *d, const char *path, const char *key,
+                      char name[XEN_PV_STATS_NAME_MAX + 1])
 {
     unsigned int len = 0;
-    char *v = xs_read(m->xs, XBT_NULL, path, &len);
+    char *v = dom_read(m, d, path, &len);
 
     if (v && len > 0 && len <= XEN_PV_STATS_NAME_MAX && strlen(v) == len && xenstats_pv_name_check(v) == 0)
         memcpy(name, v, len + 1);
@@ -396,103 +564,107 @@ static void node_name(struct xenstats_monitor *m, const char *path, const char *
     free(v);
 }
 
-/* Look at one set the guest lists; attach, keep, or withdraw it. */
-static void scan_set(struct xenstats_monitor *m, struct mon_domain *d, const char *provider_key, const char *key)
+static struct xenstats_pv_set *set_new(struct xenstats_monitor *m, struct mon_domain *d, const char *provider_key,
+                                       const char *key)
 {
-    struct xenstats_pv_set *s = set_find(d, provider_key, key);
+    char ppath[PATH_LEN + XEN_PV_STATS_NAME_MAX + 2];
+    struct xenstats_pv_set *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return NULL;
+    s->domain = d;
+    s->port = -1;
+    s->state = XENSTATS_PV_SET_WITHDRAWN; /* not published yet */
+    strcpy(s->provider_key, provider_key);
+    strcpy(s->key, key);
+    if (snprintf(s->path, sizeof(s->path), "%s/%s/%s", d->stats, provider_key, key) >= (int)sizeof(s->path)) {
+        free(s);
+        return NULL;
+    }
+    snprintf(ppath, sizeof(ppath), "%s/%s", d->stats, provider_key);
+    node_name(m, d, ppath, provider_key, s->provider);
+    node_name(m, d, s->path, key, s->name);
+    s->dirty = true;
+    s->next = d->sets;
+    d->sets = s;
+    m->list_dirty = true;
+    return s;
+}
+
+/*
+ * Look at one set again: attach, keep, or withdraw it.  A live set stays
+ * only if every key is as it was when attached and the provider's end of
+ * the channel is still bound to ours: a provider that died and came back
+ * gets new grant references, and often the same port number.
+ */
+static void scan_set(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
     char reason[PV_REASON_MAX];
     struct pv_set_keys keys;
     uint64_t fp = 0;
+    bool was_peer_closed = s->peer_closed;
     int r;
 
-    if (!s) {
-        s = calloc(1, sizeof(*s));
-        if (!s)
-            return;
-        s->domain = d;
-        s->port = -1;
-        s->state = XENSTATS_PV_SET_WITHDRAWN; /* not published yet */
-        strcpy(s->provider_key, provider_key);
-        strcpy(s->key, key);
-        if (snprintf(s->path, sizeof(s->path), "%s/%s/%s", d->stats, provider_key, key) >= (int)sizeof(s->path)) {
-            free(s);
-            return;
-        }
-        {
-            char ppath[PATH_LEN + XEN_PV_STATS_NAME_MAX + 2];
-
-            snprintf(ppath, sizeof(ppath), "%s/%s", d->stats, provider_key);
-            node_name(m, ppath, provider_key, s->provider);
-            node_name(m, s->path, key, s->name);
-        }
-        s->next = d->sets;
-        d->sets = s;
-        m->list_dirty = true;
-    }
-    s->seen = true;
-
-    switch (s->state) {
-    case XENSTATS_PV_SET_ACTIVE:
-    case XENSTATS_PV_SET_SAMPLING:
-    case XENSTATS_PV_SET_STALE:
-    case XENSTATS_PV_SET_TIMED_OUT: {
-        /* Live: only the disappearance of event-channel matters (seed). */
-        char path[PATH_LEN + 32];
-        unsigned int len = 0;
-        char *v;
-
-        uint32_t port;
-
-        snprintf(path, sizeof(path), "%s/%s", s->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
-        v = xs_read(m->xs, XBT_NULL, path, &len);
-        if (v && pv_parse_number(v, len, UINT32_MAX, &port) == 0 && port == s->keys.event_channel) {
-            free(v);
-            return;
-        }
-        /* Gone, or re-published under a new port: start over. */
-        set_withdraw(m, s, v ? "event-channel changed" : "event-channel removed");
-        free(v);
-        if (!v)
-            return;
-        break;
-    }
-    case XENSTATS_PV_SET_REJECTED:
-    case XENSTATS_PV_SET_WITHDRAWN:
-        break;
-    }
-
+    s->dirty = false;
+    s->retry_at = 0;
     memset(&keys, 0, sizeof(keys));
     reason[0] = '\0';
     r = read_keys(m, s, &keys, &fp, reason);
+
+    if (live(s)) {
+        if (r == 0 && fp == s->fingerprint && !peer_gone(m, s))
+            return;
+        if (r == -ENOENT || r == -EAGAIN) {
+            /* event-channel gone: withdrawn (seed); or changing under us */
+            set_withdraw(m, s, "event-channel removed");
+            return;
+        }
+        if (r == 0 && fp == s->fingerprint) {
+            set_withdraw(m, s, "the provider closed its event channel");
+            was_peer_closed = true;
+        } else {
+            set_withdraw(m, s, "keys changed");
+        }
+    }
     /* Not (or no longer) published, or changing under us (a key vanished
      * while event-channel was there): look again on the next watch event. */
     if (r == -ENOENT || r == -EAGAIN)
         return;
-    if (s->state == XENSTATS_PV_SET_REJECTED && fp == s->fingerprint)
-        return; /* unchanged since we rejected it */
+    /* judged on exactly these keys before, and not for a reason that passes */
+    if (s->state == XENSTATS_PV_SET_REJECTED && fp == s->fingerprint && !s->transient)
+        return;
     if (r < 0) {
         snprintf(s->reason, sizeof(s->reason), "%s", reason);
-        set_reject(m, s, fp);
+        set_reject(m, s, fp, false);
+        m->list_dirty = true;
         return;
     }
     set_detach(m, s);
     r = set_attach(m, s, &keys);
-    if (r < 0)
-        set_reject(m, s, fp);
+    if (r == 0) {
+        s->fingerprint = fp;
+    } else if (was_peer_closed && fp == s->fingerprint && r == -EAGAIN) {
+        /* the dead provider's keys, still there: wait for it quietly */
+        set_detach(m, s);
+        set_reason(s, "the provider closed its event channel");
+        s->peer_closed = true;
+        set_retry_later(m, s);
+    } else {
+        set_reject(m, s, fp, r == -EAGAIN || r == -ENOMEM);
+    }
     m->list_dirty = true;
 }
 
-static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d)
+/* The sets of one domain's tree, listed; new ones are created (within budget). */
+static void list_sets(struct xenstats_monitor *m, struct mon_domain *d, uint64_t now)
 {
     struct xenstats_pv_set *s, **pp;
-    unsigned int np = 0, i, j;
+    unsigned int np = 0, i, j, ignored = 0;
     char **providers;
 
-    d->dirty = false;
-    d->last_scan = monotonic_ns();
     for (s = d->sets; s; s = s->next)
         s->seen = false;
-    providers = xs_directory(m->xs, XBT_NULL, d->stats, &np);
+    providers = dom_directory(m, d, d->stats, &np);
     for (i = 0; providers && i < np; i++) {
         char path[PATH_LEN + XENSTORE_REL_PATH_MAX];
         unsigned int ns = 0;
@@ -500,29 +672,47 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d)
 
         if (i >= MAX_PROVIDERS) {
             if (!d->warned_providers)
-                log_warning("domain %u: %u providers, only the first %u are monitored", d->domid, np, MAX_PROVIDERS);
+                dom_log(m, d, XENSTATS_LOG_WARNING, "%u providers, only the first %u are monitored", np,
+                        MAX_PROVIDERS);
             d->warned_providers = true;
             break;
         }
         if (!pv_key_ok(providers[i]))
             continue; /* no key xenstored would have accepted from us */
         snprintf(path, sizeof(path), "%s/%s", d->stats, providers[i]);
-        sets = xs_directory(m->xs, XBT_NULL, path, &ns);
+        sets = dom_directory(m, d, path, &ns);
         for (j = 0; sets && j < ns; j++) {
             if (j >= MAX_SETS) {
                 if (!d->warned_sets)
-                    log_warning("domain %u: provider with %u sets, only the first %u are monitored", d->domid, ns,
-                                MAX_SETS);
+                    dom_log(m, d, XENSTATS_LOG_WARNING, "provider with %u sets, only the first %u are monitored", ns,
+                            MAX_SETS);
                 d->warned_sets = true;
                 break;
             }
             if (!pv_key_ok(sets[j]))
                 continue;
-            scan_set(m, d, providers[i], sets[j]);
+            s = set_find(d, providers[i], sets[j]);
+            if (!s) {
+                /* a guest with many bad sets gets no more of our reads */
+                if (d->nr_rejected >= m->opts.max_rejected_sets) {
+                    ignored++;
+                    continue;
+                }
+                s = set_new(m, d, providers[i], sets[j]);
+                if (!s)
+                    continue;
+            }
+            s->seen = true;
         }
         free(sets);
     }
     free(providers);
+    if (ignored && !d->sets_ignored)
+        dom_log(m, d, XENSTATS_LOG_WARNING, "%u rejected sets: %u more sets ignored unread", d->nr_rejected,
+                ignored);
+    if (ignored)
+        over_budget(m, d, now, "rejected sets");
+    d->sets_ignored = ignored;
 
     /* Sets whose keys vanished without ceremony are withdrawn too. */
     for (pp = &d->sets; (s = *pp);) {
@@ -536,6 +726,82 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d)
         }
         pp = &s->next;
     }
+}
+
+/*
+ * One scan of a domain: list the tree if it changed, then examine the sets
+ * marked dirty, as far as the read budget and this scan's share go.  What
+ * is left stays dirty for the next scan.
+ */
+static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d, size_t slice)
+{
+    uint64_t now = monotonic_ns(), reads_at_start;
+    struct xenstats_pv_set *s;
+    bool left = false;
+
+    d->dirty = false;
+    d->last_scan = now;
+    d->rescans++;
+    if (now - d->window_start >= 1000 * MS) {
+        d->window_start = now;
+        d->rescans_in_window = 0;
+    }
+    if (++d->rescans_in_window > m->opts.max_rescans_per_s)
+        over_budget(m, d, now, "rescan");
+    else if (!throttled(d, now))
+        d->gap_ns = RESCAN_GAP_NS;
+    bucket_fill(&d->reads, now, m->opts.max_reads_per_s, (double)m->opts.max_reads_per_s * READS_BURST_S);
+    reads_at_start = d->xs_reads;
+
+    if (d->structure_dirty) {
+        d->structure_dirty = false;
+        list_sets(m, d, now);
+    }
+    for (s = d->sets; s; s = s->next) {
+        if (s->retry_at && s->retry_at <= now)
+            s->dirty = true;
+        if (!s->dirty)
+            continue;
+        if (d->reads.tokens < 1 || d->xs_reads - reads_at_start >= slice) {
+            left = true;
+            continue;
+        }
+        scan_set(m, s);
+    }
+    if (d->reads.tokens < 1) {
+        /* come back when the bucket holds a scan's worth again */
+        double missing = (double)READS_PER_SCAN - d->reads.tokens;
+
+        over_budget(m, d, now, "xenstore read");
+        d->not_before = now + (uint64_t)(missing / m->opts.max_reads_per_s * 1e9);
+    }
+    if (left) {
+        d->dirty = true;
+        m->any_dirty = true;
+        m->timer_dirty = true;
+    }
+}
+
+/* When a domain's next scan may run (0: nothing to do). */
+static uint64_t next_scan_at(const struct mon_domain *d)
+{
+    uint64_t at = 0;
+    const struct xenstats_pv_set *s;
+
+    if (d->dirty) {
+        at = d->last_scan + d->gap_ns;
+        if (d->not_before > at)
+            at = d->not_before;
+        return at;
+    }
+    for (s = d->sets; s; s = s->next)
+        if (s->retry_at && (!at || s->retry_at < at))
+            at = s->retry_at;
+    if (at && at < d->last_scan + d->gap_ns)
+        at = d->last_scan + d->gap_ns;
+    if (at && at < d->not_before)
+        at = d->not_before;
+    return at;
 }
 
 /* ---- domains ------------------------------------------------------------- */
@@ -579,6 +845,8 @@ int xenstats_monitor_add_domain(struct xenstats_monitor *monitor, uint32_t domid
         return set_errno(-ENOMEM);
     d->monitor = monitor;
     d->domid = domid;
+    d->gap_ns = RESCAN_GAP_NS;
+    d->structure_dirty = true;
     home = xs_get_domain_path(monitor->xs, domid);
     if (!home) {
         free(d);
@@ -605,7 +873,8 @@ int xenstats_monitor_add_domain(struct xenstats_monitor *monitor, uint32_t domid
     monitor->domains = d;
     /* Attach what is already published now; the watch's first event
      * only causes a cheap rescan. */
-    scan_domain(monitor, d);
+    scan_domain(monitor, d, SIZE_MAX); /* as far as the burst goes */
+    monitor->timer_dirty = true;
     return 0;
 }
 
@@ -657,11 +926,6 @@ static void reap_domains(struct xenstats_monitor *m)
 
 /* ---- sampling ------------------------------------------------------------ */
 
-static bool live(const struct xenstats_pv_set *s)
-{
-    return s->state == XENSTATS_PV_SET_ACTIVE || s->state == XENSTATS_PV_SET_STALE ||
-           s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
-}
 
 /* Whether s is due for a request now (and ready for one: unmasked). */
 static bool request_due(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
@@ -766,8 +1030,8 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
 
         s->valid[i] = pv_decode_value(s->descs[i].type, e, &s->values[i], reason) == 0;
         if (!s->valid[i] && !bad++)
-            log_warning("domain %u: set %s: statistic '%s': %s", s->domain->domid, s->path, s->descs[i].name,
-                        reason);
+            dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->descs[i].name,
+                    reason);
     }
     if (bad)
         s->errors++;
@@ -777,7 +1041,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     if (!s->names_rewritten_logged && (s->samples & 3) == 3 && page_hash(s->name_map, bytes) != s->names_hash) {
         s->names_rewritten_logged = true;
         s->errors++;
-        log_warning("domain %u: set %s rewrote its names after publishing (ignored)", s->domain->domid, s->path);
+        dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rewrote its names after publishing (ignored)", s->path);
     }
     set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
@@ -819,8 +1083,8 @@ static void handle_events(struct xenstats_monitor *m)
             }
             if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
                 if (!s->masked)
-                    log_warning("domain %u: set %s floods its event channel; ignored until the next request",
-                                s->domain->domid, s->path);
+                    dom_log(m, s->domain, XENSTATS_LOG_WARNING,
+                            "set %s floods its event channel; ignored until the next request", s->path);
                 s->masked = true;
                 continue; /* stays masked */
             }
@@ -829,13 +1093,6 @@ static void handle_events(struct xenstats_monitor *m)
     }
 }
 
-static bool peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
-{
-    enum platform_evtchn_state st;
-
-    return m->platform->backend->evtchn->status(m->evtchn, (uint32_t)s->port, &st) == 0 &&
-           st != PLATFORM_EVTCHN_INTERDOMAIN;
-}
 
 static void handle_timeouts(struct xenstats_monitor *m)
 {
@@ -848,18 +1105,26 @@ static void handle_timeouts(struct xenstats_monitor *m)
         log_debug("timerfd: %s", strerror(errno));
     for (d = m->domains; d; d = d->next) {
         for (s = d->sets; s; s = s->next) {
+            if (s->retry_at && s->retry_at <= now) {
+                s->dirty = d->dirty = m->any_dirty = true;
+                continue;
+            }
             if (s->state != XENSTATS_PV_SET_SAMPLING || now < s->deadline)
                 continue;
             s->timeouts++;
             s->timeouts_in_row++;
             if (peer_gone(m, s)) {
+                /* It may be restarting: its new keys can look like the old
+                 * ones, so look again whatever the watches say. */
                 set_withdraw(m, s, "the provider closed its event channel");
+                s->peer_closed = true;
+                set_retry_later(m, s);
                 continue;
             }
             if (s->timeouts_in_row >= m->opts.stale_limit) {
                 if (s->state != XENSTATS_PV_SET_TIMED_OUT)
-                    log_warning("domain %u: set %s did not answer %u requests in a row", d->domid, s->path,
-                                s->timeouts_in_row);
+                    dom_log(m, d, XENSTATS_LOG_WARNING, "set %s did not answer %u requests in a row", s->path,
+                            s->timeouts_in_row);
                 set_state(m, s, XENSTATS_PV_SET_TIMED_OUT);
             } else {
                 set_state(m, s, XENSTATS_PV_SET_STALE);
@@ -867,6 +1132,46 @@ static void handle_timeouts(struct xenstats_monitor *m)
             set_reason(s, "no answer within %u ms", m->opts.sample_timeout_ms);
         }
     }
+}
+
+/*
+ * What a watch event under a domain's tree asks for: a change inside a set
+ * (stats/P/S/key) means that set only, so one busy set never costs the
+ * reads of every other set; anything nearer the top means listing again.
+ */
+static void mark_dirty(struct mon_domain *d, const char *path)
+{
+    size_t len = strlen(d->stats);
+    const char *rest = path + len, *slash;
+    char provider[XENSTORE_REL_PATH_MAX + 1], set[XENSTORE_REL_PATH_MAX + 1];
+    struct xenstats_pv_set *s;
+
+    d->dirty = true;
+    if (strncmp(path, d->stats, len) || rest[0] != '/' || !(slash = strchr(rest + 1, '/')) ||
+        (size_t)(slash - rest - 1) > XENSTORE_REL_PATH_MAX) {
+        d->structure_dirty = true;
+        return;
+    }
+    memcpy(provider, rest + 1, (size_t)(slash - rest - 1));
+    provider[slash - rest - 1] = '\0';
+    rest = slash + 1;
+    slash = strchr(rest, '/');
+    if (!slash) {
+        /* the set's own node: created or removed */
+        d->structure_dirty = true;
+        return;
+    }
+    if ((size_t)(slash - rest) > XENSTORE_REL_PATH_MAX) {
+        d->structure_dirty = true;
+        return;
+    }
+    memcpy(set, rest, (size_t)(slash - rest));
+    set[slash - rest] = '\0';
+    s = set_find(d, provider, set);
+    if (s)
+        s->dirty = true;
+    else
+        d->structure_dirty = true;
 }
 
 static void handle_watches(struct xenstats_monitor *m)
@@ -890,8 +1195,11 @@ static void handle_watches(struct xenstats_monitor *m)
             reap_domains(m);
         } else {
             for (d = m->domains; d; d = d->next)
-                if (!strcmp(ev[XS_WATCH_TOKEN], d->token))
-                    d->dirty = true, m->timer_dirty = true, m->any_dirty = true;
+                if (!strcmp(ev[XS_WATCH_TOKEN], d->token)) {
+                    mark_dirty(d, path);
+                    m->timer_dirty = true;
+                    m->any_dirty = true;
+                }
         }
         free(ev);
     }
@@ -902,13 +1210,14 @@ static void rescan_dirty(struct xenstats_monitor *m)
     uint64_t now = monotonic_ns();
     struct mon_domain *d;
 
-    /* most dispatches carry answers, not xenstore changes: stay O(1) */
-    if (!m->any_dirty)
+    /* most dispatches carry answers, not xenstore changes: stay O(1); and
+     * while requests are out, answers come first (round time) */
+    if (!m->any_dirty || m->outstanding)
         return;
     m->any_dirty = false;
     for (d = m->domains; d; d = d->next) {
-        if (d->dirty && now - d->last_scan >= RESCAN_GAP_NS)
-            scan_domain(m, d);
+        if (d->dirty && now >= d->last_scan + d->gap_ns && now >= d->not_before)
+            scan_domain(m, d, READS_PER_SCAN);
         if (d->dirty) {
             m->timer_dirty = true; /* come back when the gap has passed */
             m->any_dirty = true;
@@ -1035,6 +1344,14 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
         m->opts.stale_limit = 3;
     if (!m->opts.max_unsolicited)
         m->opts.max_unsolicited = 100;
+    if (!m->opts.max_rejected_sets)
+        m->opts.max_rejected_sets = 16;
+    if (!m->opts.max_reads_per_s)
+        m->opts.max_reads_per_s = 128;
+    if (!m->opts.max_rescans_per_s)
+        m->opts.max_rescans_per_s = 10;
+    if (!m->opts.max_log_per_s)
+        m->opts.max_log_per_s = 1;
 
     m->xs = pl->backend->store->open(pl, 0);
     if (!m->xs)
@@ -1179,5 +1496,26 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
         ret_stat->value.ascii = s->values[i].u.ascii;
         break;
     }
+    return 0;
+}
+
+int xenstats_monitor_domain_info(const struct xenstats_monitor *monitor, uint32_t domid,
+                                 struct xenstats_pv_domain_info *ret_info)
+{
+    const struct mon_domain *d;
+
+    for (d = monitor->domains; d && d->domid != domid; d = d->next)
+        ;
+    if (!d)
+        return set_errno(-ENOENT);
+    memset(ret_info, 0, sizeof(*ret_info));
+    ret_info->domid = d->domid;
+    ret_info->throttled = throttled(d, monotonic_ns());
+    ret_info->sets_rejected = d->nr_rejected;
+    ret_info->sets_ignored = d->sets_ignored;
+    ret_info->rescans = d->rescans;
+    ret_info->xenstore_reads = d->xs_reads;
+    ret_info->budget_exceeded = d->budget_exceeded;
+    ret_info->log_suppressed = d->log_suppressed;
     return 0;
 }

@@ -21,6 +21,11 @@ void xenstats_set_log(xenstats_log_fn fn, enum xenstats_log_level max_level, voi
     log_max = max_level;
 }
 
+bool log_enabled(enum xenstats_log_level level)
+{
+    return log_fn && level <= log_max;
+}
+
 void log_message(enum xenstats_log_level level, const char *fmt, ...)
 {
     char buf[1024];

@@ -34,6 +34,8 @@ void log_message(enum xenstats_log_level level, const char *fmt, ...) XS_PRINTF(
 #define log_warning(...) log_message(XENSTATS_LOG_WARNING, __VA_ARGS__)
 #define log_info(...) log_message(XENSTATS_LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_message(XENSTATS_LOG_DEBUG, __VA_ARGS__)
+/* Whether a message of this level would be printed at all. */
+bool log_enabled(enum xenstats_log_level level);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t monotonic_ns(void);
