@@ -455,6 +455,9 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
         }
         p->key_written = true;
     }
+    /* Keys a process of ours left when it died (SIGKILL, a crash) go first:
+     * the monitor sees the old set withdrawn before the new one appears. */
+    xs_rm(p->xs, XBT_NULL, set->path);
     if (!xs_write(p->xs, XBT_NULL, set->path, set->name, (unsigned int)strlen(set->name))) {
         r = negative_errno();
         goto fail;
