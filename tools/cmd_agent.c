@@ -393,6 +393,20 @@ static void publish_snapshot(struct agent *a)
         snprintf(d->name, sizeof(d->name), "%s", t->info.name);
         d->nr_vcpus = t->info.nr_vcpus;
         fill_vcpus(a, t, d);
+        if (t->pv) {
+            struct xenstats_pv_domain_info pi;
+
+            if (xenstats_monitor_domain_info(a->monitor, t->info.domid, &pi) == 0) {
+                d->pv_monitored = true;
+                d->pv_throttled = pi.throttled;
+                d->pv_sets_rejected = pi.sets_rejected;
+                d->pv_sets_ignored = pi.sets_ignored;
+                d->pv_rescans = pi.rescans;
+                d->pv_xenstore_reads = pi.xenstore_reads;
+                d->pv_budget_exceeded = pi.budget_exceeded;
+                d->pv_log_suppressed = pi.log_suppressed;
+            }
+        }
     }
     s->nr_domains = n;
     fill_sets(a, s);

@@ -81,6 +81,10 @@ struct snap_domain {
     struct snap_vcpu *vcpus;
     uint32_t nr_sets;
     struct snap_set *sets;
+    /* what the domain cost the PV stats monitor (xenstats_pv_domain_info) */
+    bool pv_monitored;
+    uint64_t pv_throttled, pv_sets_rejected, pv_sets_ignored, pv_rescans, pv_xenstore_reads, pv_budget_exceeded,
+        pv_log_suppressed;
 };
 
 struct snap_agent {

@@ -403,6 +403,20 @@ static void set_counter(struct emitter *e, enum metric_id id, const struct snaps
     }
 }
 
+static void domain_pv_u64(struct emitter *e, enum metric_id id, const struct snapshot *s, size_t field)
+{
+    family(e, id);
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        if (!d->pv_monitored)
+            continue;
+        sample(e, id);
+        domain_labels(e, d);
+        end_u64(e, *(const uint64_t *)((const char *)d + field));
+    }
+}
+
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
 {
     struct emitter e = {.b = out, .om = openmetrics};
@@ -518,6 +532,13 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             }
         }
     }
+
+    domain_pv_u64(&e, METRIC_PV_DOMAIN_THROTTLED, s, offsetof(struct snap_domain, pv_throttled));
+    domain_pv_u64(&e, METRIC_PV_DOMAIN_SETS_IGNORED, s, offsetof(struct snap_domain, pv_sets_ignored));
+    domain_pv_u64(&e, METRIC_PV_DOMAIN_RESCANS, s, offsetof(struct snap_domain, pv_rescans));
+    domain_pv_u64(&e, METRIC_PV_DOMAIN_XENSTORE_READS, s, offsetof(struct snap_domain, pv_xenstore_reads));
+    domain_pv_u64(&e, METRIC_PV_DOMAIN_BUDGET_EXCEEDED, s, offsetof(struct snap_domain, pv_budget_exceeded));
+    domain_pv_u64(&e, METRIC_PV_DOMAIN_LOG_SUPPRESSED, s, offsetof(struct snap_domain, pv_log_suppressed));
 
     family(&e, METRIC_PV_SET_STATE);
     for (i = 0; i < s->nr_domains; i++) {
@@ -714,6 +735,26 @@ int render_json(const struct snapshot *s, struct strbuf *b)
             putc_(b, '}');
         }
         putc_(b, ']');
+        json_key(b, "pv_budget", false);
+        if (d->pv_monitored) {
+            puts_(b, "{\"throttled\":");
+            puts_(b, d->pv_throttled ? "true" : "false");
+            json_key(b, "sets_rejected", false);
+            put_u64(b, d->pv_sets_rejected);
+            json_key(b, "sets_ignored", false);
+            put_u64(b, d->pv_sets_ignored);
+            json_key(b, "rescans", false);
+            put_u64(b, d->pv_rescans);
+            json_key(b, "xenstore_reads", false);
+            put_u64(b, d->pv_xenstore_reads);
+            json_key(b, "budget_exceeded", false);
+            put_u64(b, d->pv_budget_exceeded);
+            json_key(b, "log_suppressed", false);
+            put_u64(b, d->pv_log_suppressed);
+            putc_(b, '}');
+        } else {
+            puts_(b, "null");
+        }
         json_key(b, "pv_sets", false);
         putc_(b, '[');
         for (j = 0; j < d->nr_sets; j++) {
