@@ -218,12 +218,20 @@ static bool throttled(const struct mon_domain *d, uint64_t now)
     return d->throttled_until > now;
 }
 
-/* A budget ran out: mark the domain and slow its rescans down. */
+/*
+ * A budget ran out: mark the domain, and for the budgets of work (reads,
+ * rescans, rejected sets) slow its rescans down.  Dropping the lines is
+ * all the log budget needs.
+ */
 static void over_budget(struct xenstats_monitor *m, struct mon_domain *d, uint64_t now, const char *which)
 {
     (void)m;
     d->budget_exceeded++;
-    if (!throttled(d, now) && which)
+    if (!which) {
+        d->throttled_until = now + THROTTLE_MEMORY_NS;
+        return;
+    }
+    if (!throttled(d, now))
         log_warning("domain %u: over its %s budget: throttled (rescanned at most every %.1f s)", d->domid, which,
                     (double)THROTTLED_GAP_MAX_NS / 1e9);
     d->throttled_until = now + THROTTLE_MEMORY_NS;
