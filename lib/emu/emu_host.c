@@ -58,7 +58,10 @@ static bool name_ok(const char *s)
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
 
-        if (c <= ' ' || c >= 0x7f || c == '/' || c == '=' || c == ',')
+        /* Xen takes any bytes; what our specs and info files cannot carry
+         * is refused, and bytes >= 0x80 (UTF-8 or not) are let through so
+         * the exporters meet them as on a real host */
+        if (c <= ' ' || c == 0x7f || c == '/' || c == '=' || c == ',')
             return false;
     }
     return true;
@@ -86,7 +89,7 @@ int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, ch
         *value++ = '\0';
         if (!strcmp(tok, "name")) {
             if (strlen(value) >= sizeof(spec.name) || !name_ok(value)) {
-                snprintf(err, errlen, "bad domain name '%s' (1-63 printable characters, no blanks, '/', '=' or ',')",
+                snprintf(err, errlen, "bad domain name '%s' (1-63 bytes, no blanks, control characters, '/', '=' or ',')",
                          value);
                 return -EINVAL;
             }

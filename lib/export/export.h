@@ -133,7 +133,12 @@ void strbuf_free(struct strbuf *b);
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out);
 int render_json(const struct snapshot *s, struct strbuf *out);
 
-/* Escape a label value as the text formats want it (\\, \", \n). */
+/*
+ * Escape a label value as the text formats want it (\\, \", \n); each byte
+ * of an invalid UTF-8 sequence becomes U+FFFD.
+ */
 void strbuf_label_value(struct strbuf *b, const char *s);
+/* A JSON string, quoted: UTF-8 unchanged, invalid bytes as U+FFFD. */
+void strbuf_json_string(struct strbuf *b, const char *s);
 
 #endif

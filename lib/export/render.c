@@ -138,12 +138,16 @@ void strbuf_free(struct strbuf *b)
     memset(b, 0, sizeof(*b));
 }
 
+/* What an invalid UTF-8 byte becomes in every output: U+FFFD. */
+#define REPLACEMENT "\xef\xbf\xbd"
+
 static void label_escape(struct strbuf *b, const char *s)
 {
     const char *run = s;
 
-    for (; *s; s++) {
+    while (*s) {
         const char *esc = NULL;
+        size_t n = 1;
 
         if (*s == '\\')
             esc = "\\\\";
@@ -151,11 +155,14 @@ static void label_escape(struct strbuf *b, const char *s)
             esc = "\\\"";
         else if (*s == '\n')
             esc = "\\n";
+        else if ((unsigned char)*s >= 0x80 && !(n = utf8_char_len(s)))
+            esc = REPLACEMENT, n = 1;
         if (esc) {
             put(b, run, (size_t)(s - run));
             puts_(b, esc);
-            run = s + 1;
+            run = s + n;
         }
+        s += n;
     }
     put(b, run, (size_t)(s - run));
 }
@@ -166,26 +173,45 @@ void strbuf_label_value(struct strbuf *b, const char *s)
     finish(b);
 }
 
-static void put_json_string(struct strbuf *b, const char *s)
+/*
+ * A JSON string: valid UTF-8 passes through unchanged, each byte of an
+ * invalid sequence becomes U+FFFD, control characters are escaped.
+ */
+void strbuf_json_string(struct strbuf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
 
     putc_(b, '"');
-    for (; s && *s; s++) {
+    while (s && *s) {
         unsigned char c = (unsigned char)*s;
+        size_t n;
 
         if (c == '"' || c == '\\') {
             putc_(b, '\\');
             putc_(b, (char)c);
-        } else if (c < 0x20 || c >= 0x7f) {
+            s++;
+        } else if (c < 0x20 || c == 0x7f) {
             char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 
             put(b, u, 6);
-        } else {
+            s++;
+        } else if (c < 0x80) {
             putc_(b, (char)c);
+            s++;
+        } else if ((n = utf8_char_len(s))) {
+            put(b, s, n);
+            s += n;
+        } else {
+            puts_(b, REPLACEMENT);
+            s++;
         }
     }
     putc_(b, '"');
+}
+
+static void put_json_string(struct strbuf *b, const char *s)
+{
+    strbuf_json_string(b, s);
 }
 
 /* ---- Prometheus / OpenMetrics ---------------------------------------------- */

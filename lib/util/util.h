@@ -37,6 +37,13 @@ void log_message(enum xenstats_log_level level, const char *fmt, ...) XS_PRINTF(
 /* Whether a message of this level would be printed at all. */
 bool log_enabled(enum xenstats_log_level level);
 
+/*
+ * Length (1-4) of the UTF-8 character s starts with, or 0 when the bytes
+ * there are not one (RFC 3629: no overlong forms, no surrogates, nothing
+ * above U+10FFFF).  s is NUL-terminated; the NUL is never part of one.
+ */
+size_t utf8_char_len(const char *s);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t monotonic_ns(void);
 
