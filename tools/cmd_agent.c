@@ -27,6 +27,7 @@
 #include <xenstats/vcpu.h>
 
 #include "export/export.h"
+#include "http_guard.h"
 #include "tool.h"
 #include "util/util.h"
 #include "vcpu_fallback.h"
@@ -50,6 +51,8 @@ struct agent {
     struct xenstats_monitor *monitor;
     struct tracked *domains;
     struct MHD_Daemon *httpd;
+    struct http_guard *guard; /* the HTTP thread's only */
+    uint64_t http_refused, http_evicted; /* atomic: HTTP thread */
     uint64_t interval_ns;
     bool toolstack;
     int epfd, tfd, sfd;
@@ -415,6 +418,8 @@ static void publish_snapshot(struct agent *a)
     s->agent.samples = a->samples;
     s->agent.errors = a->errors;
     s->agent.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
+    s->agent.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
+    s->agent.http_evicted = __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED);
     s->agent.sample_duration = (double)(now - a->round_start) / 1e9;
 
     pthread_mutex_lock(&a->lock);
@@ -492,8 +497,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     (void)version;
     (void)upload_data;
     if (!*req_cls) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
         /* Headers only so far: decide once the request is complete. */
         *req_cls = &first_call_marker;
+        http_guard_busy(ci ? ci->socket_context : NULL, monotonic_ns());
         return MHD_YES;
     }
     if (*upload_size) {
@@ -550,6 +558,55 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     ret = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* ---- admission (tools/http_guard.h) ---- */
+
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    struct agent *a = cls;
+    struct http_guard_stats before, after;
+
+    http_guard_get_stats(a->guard, &before);
+    bool ok = http_guard_admit(a->guard, addr, len, monotonic_ns());
+
+    http_guard_get_stats(a->guard, &after);
+    if (after.evicted != before.evicted)
+        __atomic_add_fetch(&a->http_evicted, after.evicted - before.evicted, __ATOMIC_RELAXED);
+    if (!ok) {
+        __atomic_add_fetch(&a->http_refused, 1, __ATOMIC_RELAXED);
+        log_debug("http: connection refused: every connection of the client (or of all) is in use");
+    }
+    return ok ? MHD_YES : MHD_NO;
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode toe)
+{
+    struct agent *a = cls;
+
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = addr ? addr->client_addr : NULL;
+        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+
+        *socket_context = fd ? http_guard_opened(a->guard, fd->connect_fd, sa, len, monotonic_ns()) : NULL;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        http_guard_closed(a->guard, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+static void request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                              enum MHD_RequestTerminationCode toe)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    (void)cls;
+    (void)req_cls;
+    (void)toe;
+    http_guard_done(ci ? ci->socket_context : NULL, monotonic_ns());
 }
 
 static void httpd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -753,12 +810,21 @@ int cmd_agent(int argc, char **argv)
         fail(CMD, "cannot set up the event loop: %s", strerror(errno));
         goto out;
     }
+    /* The guard decides who gets a connection (docs/agent-api.md,
+     * "Connection limits"); the server's own cap is above the guard's, so
+     * connections the guard shut down can drain while new ones come in. */
+    a.guard = http_guard_new(NULL);
+    if (!a.guard) {
+        fail(CMD, "out of memory");
+        goto out;
+    }
     a.httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                                    (v6 ? MHD_USE_IPv6 : 0),
-                               0, NULL, NULL, handle_request, &a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                               (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_EXTERNAL_LOGGER,
+                               0, accept_policy, &a, handle_request, &a, MHD_OPTION_SOCK_ADDR,
+                               (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)320,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                               (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, &a,
+                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, &a, MHD_OPTION_EXTERNAL_LOGGER,
                                httpd_log, NULL, MHD_OPTION_END);
     if (!a.httpd) {
         fail(CMD, "cannot listen on %s: %s", listen_arg, strerror(errno ? errno : EADDRINUSE));
@@ -770,6 +836,7 @@ int cmd_agent(int argc, char **argv)
 out:
     if (a.httpd)
         MHD_stop_daemon(a.httpd);
+    http_guard_free(a.guard);
     while (a.domains) {
         struct tracked *t = a.domains;
 

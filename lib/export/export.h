@@ -89,6 +89,7 @@ struct snap_domain {
 
 struct snap_agent {
     uint64_t samples, errors, scrapes;
+    uint64_t http_refused, http_evicted;
     double sample_duration;
     uint32_t providers;
     uint32_t sets_by_state[6];

@@ -479,6 +479,12 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     family(&e, METRIC_AGENT_SCRAPES);
     sample(&e, METRIC_AGENT_SCRAPES);
     end_u64(&e, s->agent.scrapes);
+    family(&e, METRIC_AGENT_HTTP_REFUSED);
+    sample(&e, METRIC_AGENT_HTTP_REFUSED);
+    end_u64(&e, s->agent.http_refused);
+    family(&e, METRIC_AGENT_HTTP_EVICTED);
+    sample(&e, METRIC_AGENT_HTTP_EVICTED);
+    end_u64(&e, s->agent.http_evicted);
     family(&e, METRIC_AGENT_DOMAINS);
     sample(&e, METRIC_AGENT_DOMAINS);
     end_u64(&e, s->nr_domains);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Admission of HTTP connections, so that no client can deny /metrics to
+ * another, not even one on the same address (every local process is
+ * 127.0.0.1).  A global cap and a lower per-client cap bound what one
+ * client holds; when a new connection finds a cap reached, the worst
+ * connection held makes room: first one that has sent no complete request
+ * within the grace time (a slow or idle opener), then the longest idle
+ * keep-alive connection, then one that does not read its response, and
+ * last the oldest connection still in its grace time but past a short
+ * protection.  A connection with a request being answered (and read) is
+ * never closed, nor one in its protection time, so a scraper's fresh
+ * connection survives a burst of others; when nothing can give way the new
+ * connection is let in above the cap, and only a hard cap (reached by
+ * opening 256 connections within one protection time) refuses.
+ *
+ * No locking: every call comes from the HTTP server's one thread.
+ * Connections are closed with shutdown(2); the server then reaps them.
+ */
+#ifndef XENSTATS_HTTP_GUARD_H
+#define XENSTATS_HTTP_GUARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct http_guard_limits {
+    unsigned int max_connections; /* all clients; 0: 128 */
+    unsigned int max_per_client;  /* one address; 0: 16 */
+    uint64_t grace_ns;            /* a new connection's time to send its request; 0: 1 s */
+    uint64_t protect_ns;          /* never closed younger than this; 0: 50 ms */
+    unsigned int hard_max;        /* refused beyond this, when all are protected;
+                                     0 (or below max_connections): 2 * max_connections */
+};
+
+struct http_guard_stats {
+    uint64_t admitted, refused, evicted;
+    unsigned int open;
+};
+
+struct http_guard;
+struct http_guard_conn;
+
+struct http_guard *http_guard_new(const struct http_guard_limits *limits);
+void http_guard_free(struct http_guard *g); /* accepts NULL */
+
+/*
+ * A client at addr wants to connect: true to accept, after closing another
+ * connection if a cap is reached; false when nothing can give way.
+ */
+bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen_t len, uint64_t now_ns);
+/* The accepted connection: fd is its socket.  NULL when out of memory
+ * (the connection is then not counted, nor ever evicted). */
+struct http_guard_conn *http_guard_opened(struct http_guard *g, int fd, const struct sockaddr *addr,
+                                          socklen_t len, uint64_t now_ns);
+void http_guard_closed(struct http_guard *g, struct http_guard_conn *c); /* accepts NULL */
+/* A complete request arrived / its response was sent. */
+void http_guard_busy(struct http_guard_conn *c, uint64_t now_ns);
+void http_guard_done(struct http_guard_conn *c, uint64_t now_ns);
+
+void http_guard_get_stats(const struct http_guard *g, struct http_guard_stats *ret_stats);
+
+#endif
