@@ -168,8 +168,9 @@ struct xenstats_monitor_opts {
      * cost the monitor.  A domain over any of them is marked throttled and
      * rescanned less often; no other domain is affected.
      */
-    uint32_t max_rejected_sets;   /* rejected sets kept; further sets are ignored
-                                     unread; 0: default 16 */
+    uint32_t max_rejected_sets;   /* sets kept that are not live (rejected, or without
+                                     a usable event-channel); further sets are
+                                     ignored unread; 0: default 32 */
     uint32_t max_reads_per_s;     /* xenstore reads, sustained (bursts of 4 s' worth);
                                      0: default 128 */
     uint32_t max_rescans_per_s;   /* 0: default 10 */

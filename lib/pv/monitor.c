@@ -667,11 +667,15 @@ static void scan_set(struct xenstats_monitor *m, struct xenstats_pv_set *s)
 static void list_sets(struct xenstats_monitor *m, struct mon_domain *d, uint64_t now)
 {
     struct xenstats_pv_set *s, **pp;
-    unsigned int np = 0, i, j, ignored = 0;
+    unsigned int np = 0, i, j, ignored = 0, idle = 0;
     char **providers;
 
-    for (s = d->sets; s; s = s->next)
+    /* sets not live (rejected, or listed without a usable event-channel)
+     * are what a hostile guest can multiply: at most max_rejected_sets */
+    for (s = d->sets; s; s = s->next) {
         s->seen = false;
+        idle += !live(s);
+    }
     providers = dom_directory(m, d, d->stats, &np);
     for (i = 0; providers && i < np; i++) {
         char path[PATH_LEN + XENSTORE_REL_PATH_MAX];
@@ -702,13 +706,14 @@ static void list_sets(struct xenstats_monitor *m, struct mon_domain *d, uint64_t
             s = set_find(d, providers[i], sets[j]);
             if (!s) {
                 /* a guest with many bad sets gets no more of our reads */
-                if (d->nr_rejected >= m->opts.max_rejected_sets) {
+                if (idle >= m->opts.max_rejected_sets) {
                     ignored++;
                     continue;
                 }
                 s = set_new(m, d, providers[i], sets[j]);
                 if (!s)
                     continue;
+                idle++;
             }
             s->seen = true;
         }
@@ -716,10 +721,13 @@ static void list_sets(struct xenstats_monitor *m, struct mon_domain *d, uint64_t
     }
     free(providers);
     if (ignored && !d->sets_ignored)
-        dom_log(m, d, XENSTATS_LOG_WARNING, "%u rejected sets: %u more sets ignored unread", d->nr_rejected,
-                ignored);
-    if (ignored)
+        dom_log(m, d, XENSTATS_LOG_WARNING, "%u sets not live: %u more sets ignored unread", idle, ignored);
+    if (ignored) {
+        /* list again later: room may come free (throttled: not soon) */
         over_budget(m, d, now, "rejected sets");
+        d->structure_dirty = d->dirty = true;
+        m->any_dirty = m->timer_dirty = true;
+    }
     d->sets_ignored = ignored;
 
     /* Sets whose keys vanished without ceremony are withdrawn too. */
@@ -1353,7 +1361,7 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
     if (!m->opts.max_unsolicited)
         m->opts.max_unsolicited = 100;
     if (!m->opts.max_rejected_sets)
-        m->opts.max_rejected_sets = 16;
+        m->opts.max_rejected_sets = 32;
     if (!m->opts.max_reads_per_s)
         m->opts.max_reads_per_s = 128;
     if (!m->opts.max_rescans_per_s)

@@ -5,6 +5,10 @@
  * xenstore writes, then misbehaves until SIGTERM.  The monitor must reject
  * or contain it and keep serving everyone else.
  *   pv_hostile SCENARIO        (pv_hostile --list names them)
+ *   pv_hostile storm [SETS [WRITES_PER_S]]
+ *       SETS malformed sets (default 225) under stats/Storm<n>/, then
+ *       WRITES_PER_S (default 50) xenstore writes a second that change
+ *       them, until SIGTERM: a guest that costs the monitor all it can.
  */
 #include <poll.h>
 #include <signal.h>
@@ -96,6 +100,38 @@ static void bind_port(void)
     }
 }
 
+static void storm(int argc, char **argv)
+{
+    unsigned int sets = argc > 2 ? (unsigned int)atoi(argv[2]) : 225;
+    unsigned int rate = argc > 3 ? (unsigned int)atoi(argv[3]) : 50;
+    char root[200], path[512];
+    char *home = xs_get_domain_path(xs, pl->self_domid);
+    unsigned int i, n = 0;
+
+    snprintf(root, sizeof(root), "%s/stats", home);
+    free(home);
+    for (i = 0; i < sets; i++) {
+        snprintf(path, sizeof(path), "%s/Storm%u/s%u/name-type-ref0", root, i / 15, i % 15);
+        xs_write(xs, XBT_NULL, path, "bad", 3);
+        snprintf(path, sizeof(path), "%s/Storm%u/s%u/event-channel", root, i / 15, i % 15);
+        xs_write(xs, XBT_NULL, path, "1", 1);
+    }
+    printf("published\n");
+    fflush(stdout);
+    while (!stop) {
+        char value[32];
+        int len;
+
+        i = (unsigned int)rand() % sets;
+        len = snprintf(value, sizeof(value), "bad%u", n++);
+        snprintf(path, sizeof(path), "%s/Storm%u/s%u/name-type-ref0", root, i / 15, i % 15);
+        if (!xs_write(xs, XBT_NULL, path, value, (unsigned int)len))
+            fprintf(stderr, "pv_hostile: write %s: %s\n", path, strerror(errno));
+        usleep(rate ? 1000000 / rate : 1000000);
+    }
+    exit(0);
+}
+
 static void publish_refs(void)
 {
     key("name-type-ref0", "%u", name_ref);
@@ -118,6 +154,7 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
         known |= !strcmp(sc, scenarios[i]);
+    known |= !strcmp(sc, "storm");
     if (!known) {
         fprintf(stderr, "usage: pv_hostile SCENARIO (--list)\n");
         return 2;
@@ -132,6 +169,8 @@ int main(int argc, char **argv)
     ev = pl->backend->evtchn->open(pl);
     if (!xs || !ev)
         die("open");
+    if (!strcmp(sc, "storm"))
+        storm(argc, argv);
     home = xs_get_domain_path(xs, pl->self_domid);
     snprintf(base, sizeof(base), "%s/stats/Hostile/%s", home, sc);
     free(home);
