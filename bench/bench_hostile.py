@@ -10,8 +10,10 @@ share of one core, and the sampling round time of the healthy guests (the
 agent's own sample_duration); then the ratios, and what each hostile
 domain's budget did.
 
-  bench/bench_hostile.py [--build DIR] [--seconds S]
-Run from the source tree after building (default build dir: build).
+  bench/bench_hostile.py [--build DIR] [--xenstats PATH] [--seconds S]
+Run from the source tree after building (default build dir: build);
+--xenstats runs another build's emulator and agent (e.g. an older one) with
+this build's hostile guest, for a before/after comparison.
 """
 import argparse, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -58,8 +60,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--xenstats")
     args = ap.parse_args()
-    xenstats = os.path.abspath(os.path.join(args.build, "xenstats"))
+    xenstats = os.path.abspath(args.xenstats or os.path.join(args.build, "xenstats"))
     hostile = os.path.abspath(os.path.join(args.build, "tests/pvstats/pv_hostile"))
     provider = os.path.abspath(os.path.join(args.build, "tests/pvstats/pv_test_provider"))
     tmp = tempfile.mkdtemp(prefix="bench-hostile.")

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Admission of HTTP connections: see http_guard.h. */
+/* The agent's HTTP side (tools): admission of connections, see http_guard.h. */
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
