@@ -39,7 +39,7 @@ static const char *const scenarios[] = {
     "name-no-nul", "bad-chars",    "type0-then-more", "unknown-type",   "ref-not-number", "ref-huge",
     "ref-ungranted", "ref-foreign", "ref-gap",        "many-keys",      "evtchn-early",   "bad-port",
     "flood",       "rewrite-names", "ascii-no-nul",   "duplicate-names", "no-answer",     "keys-deleted",
-    "healthy",
+    "healthy", "ascii-utf8",
 };
 
 static void on_signal(int sig)
@@ -190,6 +190,10 @@ int main(int argc, char **argv)
         entry(names, 3, XEN_PV_STATS_TYPE_U64, "hidden");
     } else if (!strcmp(sc, "unknown-type")) {
         entry(names, 1, 9, "nine");
+    } else if (!strcmp(sc, "ascii-utf8")) {
+        /* the seed's ASCII is 0x20..0x7e: UTF-8 and stray bytes are invalid values */
+        entry(names, 1, XEN_PV_STATS_TYPE_ASCII, "text");
+        memcpy(values + 64, "caf\xc3\xa9 \xff\xfe", 9);
     } else if (!strcmp(sc, "ascii-no-nul")) {
         entry(names, 1, XEN_PV_STATS_TYPE_ASCII, "text");
         memset(values + 64, 'x', 64);

@@ -13,7 +13,7 @@ weird='Weird "quoted" \ name} # x="1"'
 XENSTATS_EMU_DOMID=1 "$PV_TEST_PROVIDER" --provider "$weird" --set 'Set {with} "braces"' --types \
     >"$XENSTATS_TEST_TMP/types.out" 2>&1 &
 PIDS=($!)
-for sc in name-no-nul flood duplicate-names no-answer healthy; do
+for sc in name-no-nul flood duplicate-names no-answer healthy ascii-utf8; do
     XENSTATS_EMU_DOMID=2 "$PV_HOSTILE" "$sc" >"$XENSTATS_TEST_TMP/h-$sc.out" 2>&1 &
     PIDS+=($!)
 done
@@ -66,6 +66,19 @@ assert om.endswith("# EOF\n") and "# TYPE xenstats_pv_text info" in om
 print("ok")
 PY
 pass "promtool and a strict parser accept /metrics with hostile names; values, texts and states are right"
+
+# a text statistic holding UTF-8 and stray bytes: that value only is invalid
+curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/snap.json"
+python3 - "$XENSTATS_TEST_TMP/snap.json" <<'PY' || fail "UTF-8 in a text statistic"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+s = next(x for d in json.loads(raw.decode("utf-8"))["domains"] for x in d["pv_sets"] if x["set"] == "ascii-utf8")
+st = {x["name"]: x["value"] for x in s["stats"]}
+assert s["state"] == "active" and s["errors"] >= 1, s
+assert st["text"] is None and isinstance(st["first"], int), st
+PY
+grep -q 'set="ascii-utf8",statistic="text"' "$XENSTATS_TEST_TMP/metrics.txt" && fail "an invalid text exported"
+pass "a text statistic with UTF-8 or stray bytes is invalid alone; JSON and /metrics stay valid"
 
 # a real Prometheus server reads back a published guest statistic
 q='xenstats_pv_value{domain="web",statistic="neg"}'

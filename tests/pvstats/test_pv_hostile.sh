@@ -60,6 +60,8 @@ r = H("rewrite-names"); assert r["state"] == "active" and r["errors"] >= 1, r
 assert "first" in r["stats"] and "renamed" not in r["stats"], r["stats"]
 # an ASCII value without NUL: that value only is invalid
 a = H("ascii-no-nul"); assert a["state"] == "active" and a["errors"] >= 1, a
+u = H("ascii-utf8"); assert u["state"] == "active" and u["errors"] >= 1, u
+assert u["stats"]["text"]["value"] is None and u["stats"]["first"]["value"] is not None, u["stats"]
 assert a["stats"]["text"]["value"] is None and a["stats"]["first"]["value"] is not None, a["stats"]
 # never answers: stale, then timed out
 n = H("no-answer"); assert n["state"] == "timed-out" and n["timeouts"] >= 3, n
