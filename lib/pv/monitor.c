@@ -169,8 +169,9 @@ enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
 static void set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum xenstats_pv_set_state state)
 {
     if (s->state == XENSTATS_PV_SET_SAMPLING && state != XENSTATS_PV_SET_SAMPLING) {
-        /* scans wait while requests are out: the last answer lets them run */
-        if (!--m->outstanding && m->any_dirty)
+        /* scans and retries wait while requests are out: the last answer
+         * lets them run */
+        if (!--m->outstanding)
             m->timer_dirty = true;
     } else if (s->state != XENSTATS_PV_SET_SAMPLING && state == XENSTATS_PV_SET_SAMPLING) {
         m->outstanding++;
