@@ -209,11 +209,6 @@ void strbuf_json_string(struct strbuf *b, const char *s)
     putc_(b, '"');
 }
 
-static void put_json_string(struct strbuf *b, const char *s)
-{
-    strbuf_json_string(b, s);
-}
-
 /* ---- Prometheus / OpenMetrics ---------------------------------------------- */
 
 static const char *const runstate_names[4] = {"running", "runnable", "blocked", "offline"};
@@ -693,7 +688,7 @@ int render_json(const struct snapshot *s, struct strbuf *b)
     uint32_t i, j, k;
 
     puts_(b, "{\"version\":1,\"host\":{\"backend\":");
-    put_json_string(b, s->backend);
+    strbuf_json_string(b, s->backend);
     puts_(b, ",\"self_domid\":");
     put_u64(b, s->self_domid);
     puts_(b, "},\"time\":");
@@ -731,14 +726,14 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         puts_(b, "{\"domid\":");
         put_u64(b, d->domid);
         json_key(b, "name", false);
-        put_json_string(b, d->name);
+        strbuf_json_string(b, d->name);
         json_key(b, "nr_vcpus", false);
         put_u64(b, d->nr_vcpus);
         json_key(b, "vcpu_source", false);
-        put_json_string(b, source_names[d->vcpu_source]);
+        strbuf_json_string(b, source_names[d->vcpu_source]);
         json_key(b, "vcpu_error", false);
         if (d->vcpu_error)
-            put_json_string(b, d->vcpu_error);
+            strbuf_json_string(b, d->vcpu_error);
         else
             puts_(b, "null");
         json_key(b, "vcpus", false);
@@ -752,7 +747,7 @@ int render_json(const struct snapshot *s, struct strbuf *b)
             put_u64(b, j);
             json_key(b, "state", false);
             if (v->state <= 3)
-                put_json_string(b, runstate_names[v->state]);
+                strbuf_json_string(b, runstate_names[v->state]);
             else
                 puts_(b, "null");
             for (k = 0; k < 4; k++) {
@@ -795,13 +790,13 @@ int render_json(const struct snapshot *s, struct strbuf *b)
             if (j)
                 putc_(b, ',');
             puts_(b, "{\"provider\":");
-            put_json_string(b, set->provider);
+            strbuf_json_string(b, set->provider);
             json_key(b, "set", false);
-            put_json_string(b, set->set);
+            strbuf_json_string(b, set->set);
             json_key(b, "state", false);
-            put_json_string(b, xenstats_pv_set_state_name(set->state));
+            strbuf_json_string(b, xenstats_pv_set_state_name(set->state));
             json_key(b, "reason", false);
-            put_json_string(b, set->reason);
+            strbuf_json_string(b, set->reason);
             json_key(b, "samples", false);
             put_u64(b, set->samples);
             json_key(b, "timeouts", false);
@@ -818,9 +813,9 @@ int render_json(const struct snapshot *s, struct strbuf *b)
                 if (k)
                     putc_(b, ',');
                 puts_(b, "{\"name\":");
-                put_json_string(b, st->name);
+                strbuf_json_string(b, st->name);
                 json_key(b, "type", false);
-                put_json_string(b, xenstats_pv_type_name(st->type));
+                strbuf_json_string(b, xenstats_pv_type_name(st->type));
                 json_key(b, "value", false);
                 if (!st->valid)
                     puts_(b, "null");
@@ -831,7 +826,7 @@ int render_json(const struct snapshot *s, struct strbuf *b)
                 else if (st->type == XEN_PV_STATS_TYPE_DOUBLE)
                     put_double(b, st->v.dbl, true);
                 else
-                    put_json_string(b, st->ascii);
+                    strbuf_json_string(b, st->ascii);
                 putc_(b, '}');
             }
             puts_(b, "]}");

@@ -224,9 +224,8 @@ static bool throttled(const struct mon_domain *d, uint64_t now)
  * rescans, rejected sets) slow its rescans down.  Dropping the lines is
  * all the log budget needs.
  */
-static void over_budget(struct xenstats_monitor *m, struct mon_domain *d, uint64_t now, const char *which)
+static void over_budget(struct mon_domain *d, uint64_t now, const char *which)
 {
-    (void)m;
     d->budget_exceeded++;
     if (!which) {
         d->throttled_until = now + THROTTLE_MEMORY_NS;
@@ -262,7 +261,7 @@ static void dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenst
         d->log_suppressed++;
         d->log_pending_suppressed++;
         if (d->log_pending_suppressed == 1)
-            over_budget(m, d, now, NULL);
+            over_budget(d, now, NULL);
         return;
     }
     d->logs.tokens -= 1;
@@ -279,22 +278,21 @@ static void dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenst
 }
 
 /* xenstore reads on a domain's behalf, counted against its budget */
-static void charge_read(struct xenstats_monitor *m, struct mon_domain *d)
+static void charge_read(struct mon_domain *d)
 {
-    (void)m;
     d->xs_reads++;
     d->reads.tokens -= 1;
 }
 
 static char *dom_read(struct xenstats_monitor *m, struct mon_domain *d, const char *path, unsigned int *len)
 {
-    charge_read(m, d);
+    charge_read(d);
     return xs_read(m->xs, XBT_NULL, path, len);
 }
 
 static char **dom_directory(struct xenstats_monitor *m, struct mon_domain *d, const char *path, unsigned int *n)
 {
-    charge_read(m, d);
+    charge_read(d);
     return xs_directory(m->xs, XBT_NULL, path, n);
 }
 
@@ -725,7 +723,7 @@ static void list_sets(struct xenstats_monitor *m, struct mon_domain *d, uint64_t
         dom_log(m, d, XENSTATS_LOG_WARNING, "%u sets not live: %u more sets ignored unread", idle, ignored);
     if (ignored) {
         /* list again later: room may come free (throttled: not soon) */
-        over_budget(m, d, now, "rejected sets");
+        over_budget(d, now, "rejected sets");
         d->structure_dirty = d->dirty = true;
         m->any_dirty = m->timer_dirty = true;
     }
@@ -764,7 +762,7 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d, size_t
         d->rescans_in_window = 0;
     }
     if (++d->rescans_in_window > m->opts.max_rescans_per_s)
-        over_budget(m, d, now, "rescan");
+        over_budget(d, now, "rescan");
     else if (!throttled(d, now))
         d->gap_ns = RESCAN_GAP_NS;
     bucket_fill(&d->reads, now, m->opts.max_reads_per_s, (double)m->opts.max_reads_per_s * READS_BURST_S);
@@ -789,7 +787,7 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d, size_t
         /* come back when the bucket holds a scan's worth again */
         double missing = (double)READS_PER_SCAN - d->reads.tokens;
 
-        over_budget(m, d, now, "xenstore read");
+        over_budget(d, now, "xenstore read");
         d->not_before = now + (uint64_t)(missing / m->opts.max_reads_per_s * 1e9);
     }
     if (left) {
@@ -805,18 +803,17 @@ static uint64_t next_scan_at(const struct mon_domain *d)
     uint64_t at = 0;
     const struct xenstats_pv_set *s;
 
-    if (d->dirty) {
-        at = d->last_scan + d->gap_ns;
-        if (d->not_before > at)
-            at = d->not_before;
-        return at;
+    if (!d->dirty) {
+        for (s = d->sets; s; s = s->next)
+            if (s->retry_at && (!at || s->retry_at < at))
+                at = s->retry_at;
+        if (!at)
+            return 0;
     }
-    for (s = d->sets; s; s = s->next)
-        if (s->retry_at && (!at || s->retry_at < at))
-            at = s->retry_at;
-    if (at && at < d->last_scan + d->gap_ns)
+    /* no sooner than the gap and the read budget allow */
+    if (at < d->last_scan + d->gap_ns)
         at = d->last_scan + d->gap_ns;
-    if (at && at < d->not_before)
+    if (at < d->not_before)
         at = d->not_before;
     return at;
 }
@@ -942,7 +939,6 @@ static void reap_domains(struct xenstats_monitor *m)
 }
 
 /* ---- sampling ------------------------------------------------------------ */
-
 
 /* Whether s is due for a request now (and ready for one: unmasked). */
 static bool request_due(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
@@ -1110,7 +1106,6 @@ static void handle_events(struct xenstats_monitor *m)
     }
 }
 
-
 static void handle_timeouts(struct xenstats_monitor *m)
 {
     uint64_t now = monotonic_ns(), ticks;
@@ -1151,44 +1146,40 @@ static void handle_timeouts(struct xenstats_monitor *m)
     }
 }
 
+/* Copy the path segment at p (up to '/' or the end) into out; NULL when
+ * it does not fit, else where it ends. */
+static const char *path_segment(const char *p, char out[XENSTORE_REL_PATH_MAX + 1])
+{
+    size_t n = strcspn(p, "/");
+
+    if (n > XENSTORE_REL_PATH_MAX)
+        return NULL;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return p + n;
+}
+
 /*
  * What a watch event under a domain's tree asks for: a change inside a set
  * (stats/P/S/key) means that set only, so one busy set never costs the
- * reads of every other set; anything nearer the top means listing again.
+ * reads of every other set; anything nearer the top (the set's own node
+ * created or removed, or stats/P) means listing again.
  */
 static void mark_dirty(struct mon_domain *d, const char *path)
 {
     size_t len = strlen(d->stats);
-    const char *rest = path + len, *slash;
     char provider[XENSTORE_REL_PATH_MAX + 1], set[XENSTORE_REL_PATH_MAX + 1];
+    const char *rest = path + len;
     struct xenstats_pv_set *s;
 
     d->dirty = true;
-    if (strncmp(path, d->stats, len) || rest[0] != '/' || !(slash = strchr(rest + 1, '/')) ||
-        (size_t)(slash - rest - 1) > XENSTORE_REL_PATH_MAX) {
+    if (strncmp(path, d->stats, len) || rest[0] != '/' || !(rest = path_segment(rest + 1, provider)) ||
+        rest[0] != '/' || !(rest = path_segment(rest + 1, set)) || rest[0] != '/' ||
+        !(s = set_find(d, provider, set))) {
         d->structure_dirty = true;
         return;
     }
-    memcpy(provider, rest + 1, (size_t)(slash - rest - 1));
-    provider[slash - rest - 1] = '\0';
-    rest = slash + 1;
-    slash = strchr(rest, '/');
-    if (!slash) {
-        /* the set's own node: created or removed */
-        d->structure_dirty = true;
-        return;
-    }
-    if ((size_t)(slash - rest) > XENSTORE_REL_PATH_MAX) {
-        d->structure_dirty = true;
-        return;
-    }
-    memcpy(set, rest, (size_t)(slash - rest));
-    set[slash - rest] = '\0';
-    s = set_find(d, provider, set);
-    if (s)
-        s->dirty = true;
-    else
-        d->structure_dirty = true;
+    s->dirty = true;
 }
 
 static void handle_watches(struct xenstats_monitor *m)
@@ -1519,10 +1510,8 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
 int xenstats_monitor_domain_info(const struct xenstats_monitor *monitor, uint32_t domid,
                                  struct xenstats_pv_domain_info *ret_info)
 {
-    const struct mon_domain *d;
+    const struct mon_domain *d = domain_find((struct xenstats_monitor *)monitor, domid);
 
-    for (d = monitor->domains; d && d->domid != domid; d = d->next)
-        ;
     if (!d)
         return set_errno(-ENOENT);
     memset(ret_info, 0, sizeof(*ret_info));
