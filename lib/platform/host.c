@@ -84,3 +84,28 @@ int xenstats_host_domain_info(struct xenstats_host *host, uint32_t domid, struct
 {
     return set_errno(host->platform.backend->domain->info(&host->platform, domid, ret_info));
 }
+
+int xenstats_host_info(struct xenstats_host *host, struct xenstats_host_info *ret_info)
+{
+    const struct platform_host_ops *ops = host->platform.backend->host;
+
+    return set_errno(ops && ops->info ? ops->info(&host->platform, ret_info) : -EOPNOTSUPP);
+}
+
+int xenstats_host_pcpu_idle(struct xenstats_host *host, uint64_t *idle_ns, size_t max, size_t *ret_count)
+{
+    const struct platform_host_ops *ops = host->platform.backend->host;
+
+    return set_errno(ops && ops->pcpu_idle ? ops->pcpu_idle(&host->platform, idle_ns, max, ret_count)
+                                           : -EOPNOTSUPP);
+}
+
+int xenstats_host_list_devices(struct xenstats_host *host, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                               struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
+{
+    const struct platform_host_ops *ops = host->platform.backend->host;
+
+    return set_errno(ops && ops->devices
+                         ? ops->devices(&host->platform, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds)
+                         : -EOPNOTSUPP);
+}

@@ -37,6 +37,17 @@ struct platform_domain_ops {
 };
 
 /*
+ * The hypervisor, the machine and the guests' backend devices in dom0.
+ * Any op may be NULL: the public call then returns -EOPNOTSUPP.
+ */
+struct platform_host_ops {
+    int (*info)(struct platform *p, struct xenstats_host_info *ret_info);
+    int (*pcpu_idle)(struct platform *p, uint64_t *idle_ns, size_t max, size_t *ret_count);
+    int (*devices)(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                   struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds);
+};
+
+/*
  * A mapped foreign resource (libxenforeignmemory's map_resource): read-only
  * view of `len` bytes, released with unmap().
  */
@@ -153,6 +164,7 @@ struct platform_backend {
     int (*open)(struct platform *p);
     void (*close)(struct platform *p);
     const struct platform_domain_ops *domain;
+    const struct platform_host_ops *host;       /* NULL: no host figures */
     const struct platform_resource_ops *resource;
     const struct platform_store_ops *store;   /* NULL until implemented */
     const struct platform_grant_ops *grant;   /* NULL until implemented */
