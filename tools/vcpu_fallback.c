@@ -45,3 +45,23 @@ struct xenstats_vcpu_map *tool_vcpu_map_open(struct xenstats_host *host, uint32_
     }
     return map;
 }
+
+const char *tool_vcpu_open_error(int err)
+{
+    switch (err) {
+    case -EOPNOTSUPP:
+        return "the host does not provide vCPU statistics for it (XENMEM_resource_stats_table unsupported)";
+    case -EPERM:
+    case -EACCES:
+        return "permission denied (only the control domain may map another domain's vCPU statistics, "
+               "and not its own)";
+    case -EBADMSG:
+        return "malformed vCPU statistics region: bad magic";
+    case -EINVAL:
+        return "malformed vCPU statistics region: inconsistent header";
+    case -ERANGE:
+        return "malformed vCPU statistics region: records beyond the mapping";
+    default:
+        return xenstats_strerror(err);
+    }
+}

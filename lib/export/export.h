@@ -83,8 +83,7 @@ struct snap_domain {
     struct snap_set *sets;
     /* what the domain cost the PV stats monitor (xenstats_pv_domain_info) */
     bool pv_monitored;
-    uint64_t pv_throttled, pv_sets_rejected, pv_sets_ignored, pv_rescans, pv_xenstore_reads, pv_budget_exceeded,
-        pv_log_suppressed;
+    struct xenstats_pv_domain_info pv;
 };
 
 struct snap_agent {

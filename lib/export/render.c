@@ -424,7 +424,9 @@ static void set_counter(struct emitter *e, enum metric_id id, const struct snaps
     }
 }
 
-static void domain_pv_u64(struct emitter *e, enum metric_id id, const struct snapshot *s, size_t field)
+/* A per-domain PV stats budget figure: `value` picks it from the domain. */
+static void domain_pv(struct emitter *e, enum metric_id id, const struct snapshot *s,
+                      uint64_t (*value)(const struct xenstats_pv_domain_info *))
 {
     family(e, id);
     for (uint32_t i = 0; i < s->nr_domains; i++) {
@@ -434,9 +436,22 @@ static void domain_pv_u64(struct emitter *e, enum metric_id id, const struct sna
             continue;
         sample(e, id);
         domain_labels(e, d);
-        end_u64(e, *(const uint64_t *)((const char *)d + field));
+        end_u64(e, value(&d->pv));
     }
 }
+
+#define PV_FIELD(f)                                                                                                    \
+    static uint64_t pv_##f(const struct xenstats_pv_domain_info *pv)                                                   \
+    {                                                                                                                  \
+        return pv->f;                                                                                                  \
+    }
+PV_FIELD(throttled)
+PV_FIELD(sets_ignored)
+PV_FIELD(rescans)
+PV_FIELD(xenstore_reads)
+PV_FIELD(budget_exceeded)
+PV_FIELD(log_suppressed)
+#undef PV_FIELD
 
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
 {
@@ -560,12 +575,12 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         }
     }
 
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_THROTTLED, s, offsetof(struct snap_domain, pv_throttled));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_SETS_IGNORED, s, offsetof(struct snap_domain, pv_sets_ignored));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_RESCANS, s, offsetof(struct snap_domain, pv_rescans));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_XENSTORE_READS, s, offsetof(struct snap_domain, pv_xenstore_reads));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_BUDGET_EXCEEDED, s, offsetof(struct snap_domain, pv_budget_exceeded));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_LOG_SUPPRESSED, s, offsetof(struct snap_domain, pv_log_suppressed));
+    domain_pv(&e, METRIC_PV_DOMAIN_THROTTLED, s, pv_throttled);
+    domain_pv(&e, METRIC_PV_DOMAIN_SETS_IGNORED, s, pv_sets_ignored);
+    domain_pv(&e, METRIC_PV_DOMAIN_RESCANS, s, pv_rescans);
+    domain_pv(&e, METRIC_PV_DOMAIN_XENSTORE_READS, s, pv_xenstore_reads);
+    domain_pv(&e, METRIC_PV_DOMAIN_BUDGET_EXCEEDED, s, pv_budget_exceeded);
+    domain_pv(&e, METRIC_PV_DOMAIN_LOG_SUPPRESSED, s, pv_log_suppressed);
 
     family(&e, METRIC_PV_SET_STATE);
     for (i = 0; i < s->nr_domains; i++) {
@@ -765,19 +780,19 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         json_key(b, "pv_budget", false);
         if (d->pv_monitored) {
             puts_(b, "{\"throttled\":");
-            puts_(b, d->pv_throttled ? "true" : "false");
+            puts_(b, d->pv.throttled ? "true" : "false");
             json_key(b, "sets_rejected", false);
-            put_u64(b, d->pv_sets_rejected);
+            put_u64(b, d->pv.sets_rejected);
             json_key(b, "sets_ignored", false);
-            put_u64(b, d->pv_sets_ignored);
+            put_u64(b, d->pv.sets_ignored);
             json_key(b, "rescans", false);
-            put_u64(b, d->pv_rescans);
+            put_u64(b, d->pv.rescans);
             json_key(b, "xenstore_reads", false);
-            put_u64(b, d->pv_xenstore_reads);
+            put_u64(b, d->pv.xenstore_reads);
             json_key(b, "budget_exceeded", false);
-            put_u64(b, d->pv_budget_exceeded);
+            put_u64(b, d->pv.budget_exceeded);
             json_key(b, "log_suppressed", false);
-            put_u64(b, d->pv_log_suppressed);
+            put_u64(b, d->pv.log_suppressed);
             putc_(b, '}');
         } else {
             puts_(b, "null");
