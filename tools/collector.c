@@ -18,6 +18,29 @@
 #include "vcpu_fallback.h"
 
 #define VCPU_RETRY_ROUNDS 10 /* retry a domain's region every N rounds */
+/*
+ * The toolstack's and the guest agent's xenstore nodes of a domain are read
+ * every KEY_ROUNDS rounds (a domain's turn comes by its domid, so the reads
+ * spread over the rounds): they change seldom, and reading 4 nodes of
+ * every domain every second would cost more than all the rest.
+ */
+#define KEY_ROUNDS 5
+/* Guest-reported sizes above this (1 PiB) are not believed. */
+#define GUEST_KIB_MAX (1ULL << 40)
+#define MAX_PCPUS 4096
+
+/* The xenstore nodes the collector reads for each domain. */
+enum domain_key { KEY_TARGET, KEY_STATIC_MAX, KEY_MEMINFO_FREE, KEY_MEMINFO_TOTAL, NR_KEYS };
+static const struct {
+    const char *path;
+    enum figure_id figure;
+    bool guest; /* written by the guest: untrusted, rejections counted */
+} domain_keys[NR_KEYS] = {
+    [KEY_TARGET] = {"memory/target", FIG_DOMAIN_MEMORY_TARGET, false},
+    [KEY_STATIC_MAX] = {"memory/static-max", FIG_DOMAIN_MEMORY_STATIC_MAX, false},
+    [KEY_MEMINFO_FREE] = {"data/meminfo_free", FIG_DOMAIN_GUEST_MEMORY_FREE, true},
+    [KEY_MEMINFO_TOTAL] = {"data/meminfo_total", FIG_DOMAIN_GUEST_MEMORY_TOTAL, true},
+};
 
 struct tracked {
     struct tracked *next;
@@ -25,6 +48,10 @@ struct tracked {
     struct xenstats_vcpu_map *map;
     char *vcpu_error;
     uint32_t retry_in;
+    bool key_valid[NR_KEYS];
+    uint64_t key_kib[NR_KEYS];
+    uint64_t keys_rejected;
+    bool keys_read; /* at least once */
     bool pv;   /* added to the monitor */
     bool seen; /* in the last domain list */
 };
@@ -38,6 +65,8 @@ struct collector {
     bool collecting;
     uint64_t round_start, round_deadline;
     uint64_t samples, errors;
+    uint64_t rounds;
+    bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
 };
 
 struct collector *collector_new(struct xenstats_host *host, const struct collector_opts *opts)
@@ -191,10 +220,67 @@ static void refresh_domains(struct collector *c)
 
 /* ---- the round ---------------------------------------------------------- */
 
+/*
+ * A size in KiB as xenstore holds it: decimal digits only, no sign, no
+ * space, no leading zero.  -EBADMSG for anything else.
+ */
+static int parse_kib(const char *text, size_t len, uint64_t max, uint64_t *ret_kib)
+{
+    uint64_t v = 0;
+
+    if (!len || strlen(text) != len || (len > 1 && text[0] == '0'))
+        return -EBADMSG;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9' || v > (max - (uint64_t)(text[i] - '0')) / 10)
+            return -EBADMSG;
+        v = v * 10 + (uint64_t)(text[i] - '0');
+    }
+    *ret_kib = v;
+    return 0;
+}
+
+static void read_keys(struct collector *c, struct tracked *t)
+{
+    for (int k = 0; k < NR_KEYS; k++) {
+        char buf[32];
+        int n = xenstats_host_read_domain_key(c->host, t->info.domid, domain_keys[k].path, buf, sizeof(buf));
+        uint64_t kib;
+
+        t->key_valid[k] = false;
+        if (n == -EOPNOTSUPP) {
+            c->no_keys = true;
+            return;
+        }
+        if (n == -ENOENT)
+            continue;
+        if ((n >= 0 || n == -E2BIG) &&
+            (n < 0 || parse_kib(buf, (size_t)n, domain_keys[k].guest ? GUEST_KIB_MAX : UINT64_MAX / 1024, &kib) < 0)) {
+            /* Only a guest's own nodes can hold nonsense; say so once per domain. */
+            if (domain_keys[k].guest) {
+                if (!t->keys_rejected)
+                    log_info("domain %u: ignoring %s: not a size in KiB", t->info.domid, domain_keys[k].path);
+                t->keys_rejected++;
+            }
+            continue;
+        }
+        if (n < 0)
+            continue;
+        t->key_kib[k] = kib;
+        t->key_valid[k] = true;
+    }
+    t->keys_read = true;
+}
+
 void collector_begin(struct collector *c)
 {
+    struct tracked *t;
+
     c->round_start = monotonic_ns();
+    c->rounds++;
     refresh_domains(c);
+    for (t = c->domains; t && !c->no_keys; t = t->next)
+        if (!t->keys_read || (t->info.domid + c->rounds) % KEY_ROUNDS == 0)
+            read_keys(c, t);
     if (c->monitor)
         xenstats_monitor_request_all(c->monitor);
     c->collecting = true;
@@ -398,6 +484,137 @@ static void count_providers(struct snapshot *s)
     }
 }
 
+static void fill_domain(struct collector *c, const struct tracked *t, struct snap_domain *d)
+{
+    const struct xenstats_domain_info *in = &t->info;
+    struct snap_figs *f = &d->figs;
+
+    (void)c;
+    memcpy(d->uuid, in->uuid, sizeof(d->uuid));
+    d->flags = in->flags;
+    d->shutdown_reason = in->shutdown_reason;
+    figs_set(f, FIG_DOMAIN_CPU, in->cpu_time_ns);
+    figs_set(f, FIG_DOMAIN_VCPUS_ONLINE, in->nr_online_vcpus);
+    figs_set(f, FIG_DOMAIN_MEMORY, in->memory_kib * 1024);
+    if (in->max_memory_kib != XENSTATS_KIB_UNLIMITED)
+        figs_set(f, FIG_DOMAIN_MEMORY_MAX, in->max_memory_kib * 1024);
+    figs_set(f, FIG_DOMAIN_MEMORY_SHARED, in->shared_kib * 1024);
+    figs_set(f, FIG_DOMAIN_MEMORY_OUTSTANDING, in->outstanding_kib * 1024);
+    for (int k = 0; k < NR_KEYS; k++)
+        if (t->key_valid[k])
+            figs_set(f, domain_keys[k].figure, t->key_kib[k] * 1024);
+    if (!c->no_keys)
+        figs_set(f, FIG_DOMAIN_GUEST_REJECTED, t->keys_rejected);
+}
+
+static void fill_host(struct collector *c, struct snapshot *s)
+{
+    struct xenstats_host_info hi;
+    uint64_t *idle;
+    size_t n = 0;
+
+    if (c->no_host)
+        return;
+    if (xenstats_host_info(c->host, &hi) < 0) {
+        c->no_host = errno == EOPNOTSUPP;
+        if (!c->no_host)
+            c->errors++;
+        return;
+    }
+    snprintf(s->xen_version, sizeof(s->xen_version), "%s", hi.xen_version);
+    snprintf(s->scheduler, sizeof(s->scheduler), "%s", hi.scheduler);
+    figs_set(&s->host, FIG_HOST_PCPUS, hi.nr_pcpus);
+    figs_set(&s->host, FIG_HOST_CPU_HZ, (uint64_t)hi.cpu_khz * 1000);
+    figs_set(&s->host, FIG_HOST_MEMORY_TOTAL, hi.total_memory_kib * 1024);
+    figs_set(&s->host, FIG_HOST_MEMORY_FREE, hi.free_memory_kib * 1024);
+    figs_set(&s->host, FIG_HOST_MEMORY_SCRUB, hi.scrub_memory_kib * 1024);
+    idle = calloc(MAX_PCPUS, sizeof(*idle));
+    if (idle && xenstats_host_pcpu_idle(c->host, idle, MAX_PCPUS, &n) == 0 && n) {
+        s->pcpus = calloc(n, sizeof(*s->pcpus));
+        for (size_t i = 0; s->pcpus && i < n; i++)
+            figs_set(&s->pcpus[i], FIG_PCPU_IDLE, idle[i]);
+        s->nr_pcpus = s->pcpus ? (uint32_t)n : 0;
+    }
+    free(idle);
+}
+
+/* Room for n devices of a domain; NULL (and *ret_n 0) when n is 0 or no memory. */
+static struct snap_device *new_devices(size_t n, uint32_t *ret_n)
+{
+    struct snap_device *d = n ? calloc(n, sizeof(*d)) : NULL;
+
+    *ret_n = d ? (uint32_t)n : 0;
+    return d;
+}
+
+static void vif_figures(struct snap_device *out, const struct xenstats_vif *in)
+{
+    struct snap_figs *f = &out->figs;
+
+    out->devid = in->devid;
+    snprintf(out->name, sizeof(out->name), "%s", in->name);
+    figs_set(f, FIG_VIF_RX_BYTES, in->rx_bytes);
+    figs_set(f, FIG_VIF_RX_PACKETS, in->rx_packets);
+    figs_set(f, FIG_VIF_RX_ERRORS, in->rx_errors);
+    figs_set(f, FIG_VIF_RX_DROPS, in->rx_dropped);
+    figs_set(f, FIG_VIF_TX_BYTES, in->tx_bytes);
+    figs_set(f, FIG_VIF_TX_PACKETS, in->tx_packets);
+    figs_set(f, FIG_VIF_TX_ERRORS, in->tx_errors);
+    figs_set(f, FIG_VIF_TX_DROPS, in->tx_dropped);
+}
+
+static void vbd_figures(struct snap_device *out, const struct xenstats_vbd *in)
+{
+    struct snap_figs *f = &out->figs;
+
+    out->devid = in->devid;
+    snprintf(out->name, sizeof(out->name), "%s", in->name);
+    figs_set(f, FIG_VBD_OO, in->oo_req);
+    figs_set(f, FIG_VBD_READS, in->rd_req);
+    figs_set(f, FIG_VBD_WRITES, in->wr_req);
+    figs_set(f, FIG_VBD_FLUSHES, in->f_req);
+    figs_set(f, FIG_VBD_DISCARDS, in->ds_req);
+    figs_set(f, FIG_VBD_READ_SECTORS, in->rd_sect);
+    figs_set(f, FIG_VBD_WRITE_SECTORS, in->wr_sect);
+}
+
+static void fill_devices(struct collector *c, struct snapshot *s)
+{
+    struct xenstats_vif *vifs = NULL;
+    struct xenstats_vbd *vbds = NULL;
+    size_t nv = 0, nb = 0, vi = 0, bi = 0, first;
+
+    if (c->no_devices)
+        return;
+    if (xenstats_host_list_devices(c->host, &vifs, &nv, &vbds, &nb) < 0) {
+        c->no_devices = errno == EOPNOTSUPP;
+        if (!c->no_devices)
+            c->errors++;
+        return;
+    }
+    /* the domains and both lists are in domid order: walk along them */
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        struct snap_domain *d = &s->domains[i];
+
+        while (vi < nv && vifs[vi].domid < d->domid)
+            vi++;
+        for (first = vi; vi < nv && vifs[vi].domid == d->domid;)
+            vi++;
+        d->vifs = new_devices(vi - first, &d->nr_vifs);
+        for (uint32_t k = 0; k < d->nr_vifs; k++)
+            vif_figures(&d->vifs[k], &vifs[first + k]);
+        while (bi < nb && vbds[bi].domid < d->domid)
+            bi++;
+        for (first = bi; bi < nb && vbds[bi].domid == d->domid;)
+            bi++;
+        d->vbds = new_devices(bi - first, &d->nr_vbds);
+        for (uint32_t k = 0; k < d->nr_vbds; k++)
+            vbd_figures(&d->vbds[k], &vbds[first + k]);
+    }
+    free(vifs);
+    free(vbds);
+}
+
 struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent *agent)
 {
     struct snapshot *s = snapshot_new();
@@ -427,11 +644,14 @@ struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent
         d->domid = t->info.domid;
         snprintf(d->name, sizeof(d->name), "%s", t->info.name);
         d->nr_vcpus = t->info.nr_vcpus;
+        fill_domain(c, t, d);
         fill_vcpus(c, t, d);
         if (t->pv && xenstats_monitor_domain_info(c->monitor, t->info.domid, &d->pv) == 0)
             d->pv_monitored = true;
     }
     s->nr_domains = i;
+    fill_host(c, s);
+    fill_devices(c, s);
     if (agent)
         s->agent = *agent;
     fill_sets(c, s);

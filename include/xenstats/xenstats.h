@@ -161,6 +161,16 @@ struct xenstats_vbd {
 int xenstats_host_list_devices(struct xenstats_host *host, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
                                struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds);
 
+/*
+ * Read the xenstore node /local/domain/<domid>/<path> into buf (NUL
+ * terminated, at most len - 1 bytes).  Returns its length, -ENOENT when
+ * absent, -E2BIG when longer than len - 1 (buf then holds nothing useful).
+ * The value is whoever wrote it: a guest's own nodes (data/...) are
+ * untrusted bytes.
+ */
+int xenstats_host_read_domain_key(struct xenstats_host *host, uint32_t domid, const char *path, char *buf,
+                                  size_t len);
+
 /* Human readable text of a negative errno returned by this library. */
 const char *xenstats_strerror(int err);
 

@@ -14,9 +14,28 @@
 #include "export/export.h"
 #include "util/util.h"
 
+/* The labels of each scope's samples, in this order. */
+#define SCOPE_LABELS_HOST ""
+#define SCOPE_LABELS_PCPU "cpu"
+#define SCOPE_LABELS_DOMAIN "domid,domain"
+#define SCOPE_LABELS_VIF "domid,domain,device"
+#define SCOPE_LABELS_VBD "domid,domain,device"
+
 const struct metric_decl metric_decls[METRIC_COUNT] = {
 #define METRIC(id, n, k, u, l, h) [METRIC_##id] = {.name = n, .kind = METRIC_##k, .unit = u, .labels = l, .help = h},
+#define FIGURE(id, sc, n, k, u, j, t, h)                                                                              \
+    [METRIC_##id] = {.name = n, .kind = METRIC_##k, .unit = u, .labels = SCOPE_LABELS_##sc, .help = h},
 #include "metrics.def"
+#undef FIGURE
+#undef METRIC
+};
+
+const struct figure_decl figure_decls[FIG_COUNT] = {
+#define METRIC(id, n, k, u, l, h)
+#define FIGURE(id, sc, n, k, u, j, t, h)                                                                              \
+    [FIG_##id] = {.metric = METRIC_##id, .scope = SCOPE_##sc, .json = j, .top = t, .ns = !strcmp(u, "seconds")},
+#include "metrics.def"
+#undef FIGURE
 #undef METRIC
 };
 
@@ -453,6 +472,105 @@ PV_FIELD(budget_exceeded)
 PV_FIELD(log_suppressed)
 #undef PV_FIELD
 
+static void end_figure(struct emitter *e, const struct snap_figs *f, enum figure_id id)
+{
+    if (figure_decls[id].ns)
+        end_ns(e, f->v[id]);
+    else
+        end_u64(e, f->v[id]);
+}
+
+static void device_figures(struct emitter *e, enum figure_id id, const struct snap_domain *d,
+                           const struct snap_device *devs, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (!devs[k].figs.valid[id])
+            continue;
+        sample(e, figure_decls[id].metric);
+        domain_labels(e, d);
+        label(e, "device", devs[k].name, false);
+        end_figure(e, &devs[k].figs, id);
+    }
+}
+
+/* Every FIGURE of metrics.def: one loop, whatever the figure. */
+static void figures(struct emitter *e, const struct snapshot *s)
+{
+    for (int id = 0; id < FIG_COUNT; id++) {
+        const struct figure_decl *fd = &figure_decls[id];
+
+        family(e, fd->metric);
+        if (fd->scope == SCOPE_HOST && s->host.valid[id]) {
+            sample(e, fd->metric);
+            end_figure(e, &s->host, (enum figure_id)id);
+        }
+        for (uint32_t i = 0; fd->scope == SCOPE_PCPU && i < s->nr_pcpus; i++) {
+            if (!s->pcpus[i].valid[id])
+                continue;
+            sample(e, fd->metric);
+            label_u64(e, "cpu", i, true);
+            end_figure(e, &s->pcpus[i], (enum figure_id)id);
+        }
+        for (uint32_t i = 0; fd->scope >= SCOPE_DOMAIN && i < s->nr_domains; i++) {
+            const struct snap_domain *d = &s->domains[i];
+
+            if (fd->scope == SCOPE_VIF) {
+                device_figures(e, (enum figure_id)id, d, d->vifs, d->nr_vifs);
+            } else if (fd->scope == SCOPE_VBD) {
+                device_figures(e, (enum figure_id)id, d, d->vbds, d->nr_vbds);
+            } else if (d->figs.valid[id]) {
+                sample(e, fd->metric);
+                domain_labels(e, d);
+                end_figure(e, &d->figs, (enum figure_id)id);
+            }
+        }
+    }
+}
+
+static const char *const state_names[6] = {"running", "blocked", "paused", "shutdown", "crashed", "dying"};
+static const char *const shutdown_names[6] = {"poweroff", "reboot", "suspend", "crash", "watchdog", "soft_reset"};
+
+static const char *shutdown_name(uint32_t reason)
+{
+    return reason < 6 ? shutdown_names[reason] : "unknown";
+}
+
+void uuid_format(const uint8_t uuid[16], char out[37])
+{
+    static const char hex[] = "0123456789abcdef";
+    int o = 0;
+
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[uuid[i] >> 4];
+        out[o++] = hex[uuid[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+static void domain_state(struct emitter *e, const struct snapshot *s)
+{
+    family(e, METRIC_DOMAIN_STATE);
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        for (unsigned int f = 0; f < 6; f++) {
+            sample(e, METRIC_DOMAIN_STATE);
+            domain_labels(e, &s->domains[i]);
+            label(e, "state", state_names[f], false);
+            end_u64(e, (s->domains[i].flags >> f) & 1);
+        }
+    }
+    family(e, METRIC_DOMAIN_SHUTDOWN);
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        if (!(s->domains[i].flags & XENSTATS_DOMAIN_SHUTDOWN))
+            continue;
+        sample(e, METRIC_DOMAIN_SHUTDOWN);
+        domain_labels(e, &s->domains[i]);
+        label(e, "reason", shutdown_name(s->domains[i].shutdown_reason), false);
+        end_u64(e, 1);
+    }
+}
+
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
 {
     struct emitter e = {.b = out, .om = openmetrics};
@@ -467,7 +585,8 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     }
     /* about 110 bytes a line: avoid growing a large buffer many times */
     for (i = 0; i < s->nr_domains; i++) {
-        estimate += 400 + (size_t)s->domains[i].nr_vcpus * 1100;
+        estimate += 3000 + (size_t)s->domains[i].nr_vcpus * 1100 +
+                    (size_t)(s->domains[i].nr_vifs + s->domains[i].nr_vbds) * 1000;
         for (j = 0; j < s->domains[i].nr_sets; j++)
             estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 140;
     }
@@ -508,12 +627,25 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         end_u64(&e, s->agent.sets_by_state[st]);
     }
 
-    family(&e, METRIC_DOMAIN);
-    for (i = 0; i < s->nr_domains; i++) {
-        sample(&e, METRIC_DOMAIN);
-        domain_labels(&e, &s->domains[i]);
+    family(&e, METRIC_HOST);
+    if (s->xen_version[0]) {
+        sample(&e, METRIC_HOST);
+        label(&e, "xen_version", s->xen_version, true);
+        label(&e, "scheduler", s->scheduler, false);
         end_u64(&e, 1);
     }
+    family(&e, METRIC_DOMAIN);
+    for (i = 0; i < s->nr_domains; i++) {
+        char uuid[37];
+
+        uuid_format(s->domains[i].uuid, uuid);
+        sample(&e, METRIC_DOMAIN);
+        domain_labels(&e, &s->domains[i]);
+        label(&e, "uuid", uuid, false);
+        end_u64(&e, 1);
+    }
+    domain_state(&e, s);
+    figures(&e, s);
     family(&e, METRIC_DOMAIN_VCPUS);
     for (i = 0; i < s->nr_domains; i++) {
         sample(&e, METRIC_DOMAIN_VCPUS);
@@ -698,6 +830,40 @@ static void json_seconds(struct strbuf *b, bool valid, uint64_t ns)
         puts_(b, "null");
 }
 
+/* ,"key":value for each figure of the scope (null when not known) */
+static void json_figures(struct strbuf *b, const struct snap_figs *f, enum figure_scope scope)
+{
+    for (int id = 0; id < FIG_COUNT; id++) {
+        if (figure_decls[id].scope != scope)
+            continue;
+        json_key(b, figure_decls[id].json, false);
+        if (!f->valid[id])
+            puts_(b, "null");
+        else if (figure_decls[id].ns)
+            put_ns_seconds(b, f->v[id]);
+        else
+            put_u64(b, f->v[id]);
+    }
+}
+
+static void json_devices(struct strbuf *b, const char *key, const struct snap_device *devs, uint32_t n,
+                         enum figure_scope scope)
+{
+    json_key(b, key, false);
+    putc_(b, '[');
+    for (uint32_t k = 0; k < n; k++) {
+        if (k)
+            putc_(b, ',');
+        puts_(b, "{\"device\":");
+        strbuf_json_string(b, devs[k].name);
+        json_key(b, "devid", false);
+        put_u64(b, devs[k].devid);
+        json_figures(b, &devs[k].figs, scope);
+        putc_(b, '}');
+    }
+    putc_(b, ']');
+}
+
 int render_json(const struct snapshot *s, struct strbuf *b)
 {
     uint32_t i, j, k;
@@ -706,7 +872,28 @@ int render_json(const struct snapshot *s, struct strbuf *b)
     strbuf_json_string(b, s->backend);
     puts_(b, ",\"self_domid\":");
     put_u64(b, s->self_domid);
-    puts_(b, "},\"time\":");
+    json_key(b, "xen_version", false);
+    if (s->xen_version[0])
+        strbuf_json_string(b, s->xen_version);
+    else
+        puts_(b, "null");
+    json_key(b, "scheduler", false);
+    if (s->xen_version[0])
+        strbuf_json_string(b, s->scheduler);
+    else
+        puts_(b, "null");
+    json_figures(b, &s->host, SCOPE_HOST);
+    json_key(b, "pcpus", false);
+    putc_(b, '[');
+    for (i = 0; i < s->nr_pcpus; i++) {
+        if (i)
+            putc_(b, ',');
+        puts_(b, "{\"cpu\":");
+        put_u64(b, i);
+        json_figures(b, &s->pcpus[i], SCOPE_PCPU);
+        putc_(b, '}');
+    }
+    puts_(b, "]},\"time\":");
     put_double(b, s->wall, true);
     puts_(b, ",\"monotonic_ns\":");
     put_u64(b, s->monotonic_ns);
@@ -744,6 +931,33 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         strbuf_json_string(b, d->name);
         json_key(b, "nr_vcpus", false);
         put_u64(b, d->nr_vcpus);
+        {
+            char uuid[37];
+            bool first = true;
+
+            uuid_format(d->uuid, uuid);
+            json_key(b, "uuid", false);
+            strbuf_json_string(b, uuid);
+            json_key(b, "state", false);
+            putc_(b, '[');
+            for (k = 0; k < 6; k++) {
+                if (!((d->flags >> k) & 1))
+                    continue;
+                if (!first)
+                    putc_(b, ',');
+                strbuf_json_string(b, state_names[k]);
+                first = false;
+            }
+            putc_(b, ']');
+            json_key(b, "shutdown_reason", false);
+            if (d->flags & XENSTATS_DOMAIN_SHUTDOWN)
+                strbuf_json_string(b, shutdown_name(d->shutdown_reason));
+            else
+                puts_(b, "null");
+        }
+        json_figures(b, &d->figs, SCOPE_DOMAIN);
+        json_devices(b, "vifs", d->vifs, d->nr_vifs, SCOPE_VIF);
+        json_devices(b, "vbds", d->vbds, d->nr_vbds, SCOPE_VBD);
         json_key(b, "vcpu_source", false);
         strbuf_json_string(b, source_names[d->vcpu_source]);
         json_key(b, "vcpu_error", false);
@@ -894,10 +1108,13 @@ static void snapshot_free(struct snapshot *s)
             free(set->reason);
         }
         free(d->sets);
+        free(d->vifs);
+        free(d->vbds);
         free(d->vcpus);
         free(d->vcpu_error);
     }
     free(s->domains);
+    free(s->pcpus);
     for (int f = 0; f < 3; f++)
         free(s->text[f]);
     pthread_mutex_destroy(&s->lock);

@@ -191,6 +191,7 @@ struct xenstats_host {
      * the time Xen ran before dom0's kernel started CLOCK_MONOTONIC_RAW.
      */
     int64_t region_clock_offset;
+    struct xs_handle *xs; /* xenstats_host_read_domain_key()'s, opened on first use */
 };
 
 #endif /* XENSTATS_PLATFORM_H */
