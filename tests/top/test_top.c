@@ -459,11 +459,41 @@ static void test_batch_format(void **state)
     width = top_name_width(b, 24);
     assert_int_equal(width, 9); /* "db-reborn" */
     top_format_header(row, sizeof(row), width, TOP_SORT_RUNNING);
-    assert_non_null(strstr(row, "RUNNING%*"));
+    assert_non_null(strstr(row, "RUN%*"));
     top_format_row(row, sizeof(row), top_snapshot_find(b, 1), width, true);
-    assert_string_equal(row, "     1 web            2      50.0       25.0      25.0       0.0        7.0     2 stale");
+    /* CPU%: 1.5 s of CPU time in the 2 s between the snapshots */
+    assert_string_equal(row, "     1 web       ----pr   75.0      22    512M    1.0G     2   50.0   25.0   25.0    0.0     7.0"
+                             "     2 stale");
     top_format_row(row, sizeof(row), top_snapshot_find(b, 9), width, true);
-    assert_string_equal(row, "     9 new            1         -          -         -         -          -     0 -");
+    assert_string_equal(row, "     9 new            ?      -       -       -       -     1      -      -      -      -       -"
+                             "     0 -");
+    top_snapshot_free(a);
+    top_snapshot_free(b);
+}
+
+/* --batch --xentop: xentop -b's header and fields, byte for byte. */
+static void test_xentop_format(void **state)
+{
+    struct top_snapshot *a = parse_fixture("snapshot-a.json"), *b = parse_fixture("snapshot-b.json");
+    char *text = NULL, *line;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+
+    (void)state;
+    assert_non_null(out);
+    top_snapshot_rates(b, a);
+    top_print_xentop(out, b, NULL);
+    fclose(out);
+    line = strtok(text, "\n");
+    assert_string_equal(line, "      NAME  STATE   CPU(sec) CPU(%)     MEM(k) MEM(%)  MAXMEM(k) MAXMEM(%) VCPUS NETS "
+                              "NETTX(k) NETRX(k) VBDS   VBD_OO   VBD_RD   VBD_WR  VBD_RSECT  VBD_WSECT SSID");
+    line = strtok(NULL, "\n");
+    assert_string_equal(line, "  Domain-0 ------          0    0.0          0    0.0   no limit       n/a     2    0        0"
+                              "        0    0        0        0        0          0          0    0");
+    line = strtok(NULL, "\n");
+    assert_string_equal(line, "       web ----pr         21   75.0     524288   12.5    1048576      25.0     2    2       20"
+                              "        3    1        0       67       64      16408      16384    0");
+    free(text);
     top_snapshot_free(a);
     top_snapshot_free(b);
 }
@@ -482,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_url),
         cmocka_unit_test(test_http_response),
         cmocka_unit_test(test_batch_format),
+        cmocka_unit_test(test_xentop_format),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

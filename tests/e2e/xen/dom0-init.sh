@@ -87,7 +87,8 @@ res vcpu-command $((rc | $?)) "xenstats vcpu $DOMID with the hypercall fallback"
 xenstats top -b -n 2 -d 1s --direct >/tmp/top.out 2>/tmp/top.err
 rc=$?
 sed 's/^/XT: xenstats top --direct: /' /tmp/top.out /tmp/top.err
-awk -v d="$DOMID" '$1 == d && $4 ~ /^[0-9.]+$/ && $5 == "-" {ok = 1} END {exit !ok}' /tmp/top.out
+awk -v d="$DOMID" '$1 ~ /^DOMID/ { for (i = 1; i <= NF; i++) { h = $i; sub(/\*$/, "", h); c[h] = i }; next }
+    $1 == d && $c["RUN%"] ~ /^[0-9.]+$/ && $c["WAIT%"] == "-" {ok = 1} END {exit !ok}' /tmp/top.out
 res top-direct $((rc | $?)) "xenstats top --direct: domU $DOMID with RUNNING% from xc_vcpu_getinfo(), RUNNABLE% unknown"
 
 xenstore-write /local/domain/$DOMID/data/phase withdraw
