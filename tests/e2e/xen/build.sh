@@ -50,7 +50,7 @@ rm -rf "$DU"
 initramfs_base "$DU"
 initramfs_xenstore_cli "$DU"
 test_programs "$DU"
-initramfs_modules "$DU" xen-evtchn xen-gntalloc xen-gntdev
+initramfs_modules "$DU" xen-evtchn xen-gntalloc xen-gntdev xen-netfront xen-blkfront
 install -m755 "$HERE/domu-init.sh" "$DU/init"
 initramfs_pack "$DU" "$IMG/domu.cpio"
 
@@ -60,6 +60,13 @@ rm -rf "$D0"
 initramfs_base "$D0"
 initramfs_dom0_tools "$D0"
 test_programs "$D0"
+# the domU's vif on a bridge and its file-backed vbd on a loop device, with
+# hotplug scripts busybox can run; Debian's xentop to compare with
+initramfs_modules "$D0" loop llc stp bridge xen-netback xen-blkback
+mkdir -p "$D0/etc/xen/scripts"
+install -m755 "$HERE/../hotplug-vif" "$HERE/../hotplug-block" "$D0/etc/xen/scripts/"
+initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-4.17/bin/xentop" /usr/bin/xentop
+install -m644 "$HERE/figures.sh" "$D0/figures.sh"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
 cat >"$D0/domu/domu.cfg" <<CFG
@@ -70,6 +77,8 @@ ramdisk = "/domu/initrd"
 extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests"
 memory = 192
 vcpus = $DOMU_VCPUS
+vif = [ 'bridge=xenbr0,mac=00:16:3e:4c:00:01,script=/etc/xen/scripts/hotplug-vif' ]
+disk = [ 'format=raw,vdev=xvda,access=rw,script=/etc/xen/scripts/hotplug-block,target=/dev/loop7' ]
 on_poweroff = "destroy"
 on_crash = "destroy"
 CFG

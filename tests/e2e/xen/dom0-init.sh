@@ -30,6 +30,15 @@ say "hypervisor $(cat /sys/hypervisor/type 2>/dev/null) $(cat /sys/hypervisor/ve
 dom0_xen 60
 res xenstored $? "ready at $(up)s"
 
+# ---- the domU's network and disk: a bridge with dom0 on 10.99.0.1, and a
+# file on a loop device (the hotplug scripts in /etc/xen/scripts)
+for m in loop llc stp bridge xen-netback xen-blkback; do
+    insmod /modules/$m.ko || say "insmod $m failed"
+done
+brctl addbr xenbr0 && ip addr add 10.99.0.1/24 dev xenbr0 && ip link set xenbr0 up &&
+    dd if=/dev/zero of=/tmp/disk.img bs=1M count=16 2>/dev/null && losetup /dev/loop7 /tmp/disk.img
+res backends $? "bridge xenbr0 and a 16 MiB disk on /dev/loop7"
+
 # ---- the domU
 T0=$(up)
 timeout 300 xl create /domu/domu.cfg >/tmp/xl.out 2>&1
@@ -73,6 +82,10 @@ check() { # check PHASE TRIES: retry until the checks pass, then print them
     cat /tmp/check.out
 }
 check live 45
+
+# ---- domain, host and device figures against xl, sysfs and xentop
+. /figures.sh
+figures_checks
 
 xenstats vcpu "$DOMID" >/tmp/vcpu.out 2>/tmp/vcpu.err
 rc=$?
