@@ -107,20 +107,10 @@ static void try_map(struct agent *a, struct tracked *t)
     t->vcpu_error = NULL;
     if (t->map)
         return;
-    switch (errno) {
-    case EOPNOTSUPP:
-        t->vcpu_error = strdup("the host does not provide the vCPU statistics resource");
-        break;
-    case EPERM:
-    case EACCES:
-        t->vcpu_error = strdup(t->info.domid == xenstats_host_self_domid(a->host)
-                                   ? "a domain cannot map its own statistics"
-                                   : "permission denied");
-        break;
-    default:
-        t->vcpu_error = strdup(xenstats_strerror(-errno));
-        break;
-    }
+    if ((errno == EPERM || errno == EACCES) && t->info.domid == xenstats_host_self_domid(a->host))
+        t->vcpu_error = strdup("a domain cannot map its own statistics");
+    else
+        t->vcpu_error = strdup(tool_vcpu_open_error(-errno));
     t->retry_in = VCPU_RETRY_ROUNDS;
 }
 

@@ -99,23 +99,6 @@ void top_direct_close(struct top_direct *d)
     free(d);
 }
 
-static const char *open_error(int err)
-{
-    switch (err) {
-    case -EOPNOTSUPP:
-        return "the host does not provide vCPU statistics for it";
-    case -EPERM:
-    case -EACCES:
-        return "permission denied";
-    case -EBADMSG:
-    case -EINVAL:
-    case -ERANGE:
-        return "malformed vCPU statistics region";
-    default:
-        return xenstats_strerror(err);
-    }
-}
-
 /* The open map of `info`, opening it when new; NULL with *ret_err. */
 static struct xenstats_vcpu_map *get_map(struct top_direct *d, const struct xenstats_domain_info *info, int *ret_err)
 {
@@ -401,7 +384,7 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
             dom->vcpu_source = strdup("hypercall");
         else
             dom->vcpu_source = strdup("resource");
-        if (!dom->vcpu_source || (why && !(dom->vcpu_error = strdup(open_error(why)))))
+        if (!dom->vcpu_source || (why && !(dom->vcpu_error = strdup(tool_vcpu_open_error(why)))))
             goto oom;
     }
     drop_unseen(d);
