@@ -140,7 +140,10 @@ static void try_map(struct collector *c, struct tracked *t)
     t->vcpu_error = NULL;
     if (t->map)
         return;
-    t->vcpu_error = strdup(tool_vcpu_open_error(-errno));
+    if ((errno == EPERM || errno == EACCES) && t->info.domid == xenstats_host_self_domid(c->host))
+        t->vcpu_error = strdup("a domain cannot map its own statistics");
+    else
+        t->vcpu_error = strdup(tool_vcpu_open_error(-errno));
     t->retry_in = VCPU_RETRY_ROUNDS;
 }
 
@@ -401,8 +404,15 @@ static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, co
             if (xenstats_pv_set_get_stat(set, k, &st) < 0)
                 break;
             total += strlen(st.name) + 1;
-            if (st.type == XENSTATS_PV_ASCII)
-                total += (st.valid ? strlen(st.value.ascii) : 0) + 1;
+            /*
+             * Not `valid ? strlen(ascii) : 0`: gcc 14 -O2 (Debian 13) turns
+             * it into an unconditional strlen() masked by valid, which read
+             * NULL for an invalid text before value.ascii became "" then.
+             */
+            if (st.type == XENSTATS_PV_ASCII && st.valid)
+                total += strlen(st.value.ascii) + 1;
+            else if (st.type == XENSTATS_PV_ASCII)
+                total += 1;
         }
         out->strings = malloc(total ? total : 1);
         if (!out->strings) {

@@ -517,6 +517,34 @@ struct top_snapshot *top_snapshot_new(void)
     return calloc(1, sizeof(struct top_snapshot));
 }
 
+/*
+ * The offset of the first raw control character inside a string, or -1.
+ * RFC 8259 forbids them; json-c's strict mode lets them through up to 0.16
+ * (Debian 12) and rejects them from 0.17 (Debian 13's 0.18), so they are
+ * rejected here, before json-c, for one answer on every version.
+ */
+static long raw_control_in_string(const char *text, size_t len)
+{
+    bool in_string = false, escaped = false;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+
+        if (!in_string)
+            in_string = ch == '"';
+        else if (escaped)
+            escaped = false;
+        else if (ch == '\\')
+            escaped = true;
+        else if (ch == '"')
+            in_string = false;
+        else if (ch < 0x20)
+            return (long)i;
+    }
+    return -1;
+}
+
 int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct ctx c = {.err = err, .errlen = errlen};
@@ -524,6 +552,7 @@ int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_s
     struct json_object *root = NULL;
     struct top_snapshot *snap = NULL;
     enum json_tokener_error jerr;
+    long bad_at;
 
     if (len > INT32_MAX) /* json_tokener_parse_ex takes an int */
         return bad(&c, "snapshot", NULL, "too large");
@@ -535,6 +564,10 @@ int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_s
     }
     /* Strict: no trailing commas, single quotes or other leniencies. */
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    if ((bad_at = raw_control_in_string(text, len)) >= 0) {
+        bad(&c, "snapshot", NULL, "not JSON: raw control character in a string at byte %ld", bad_at);
+        goto out;
+    }
     root = json_tokener_parse_ex(tok, text, (int)len);
     jerr = json_tokener_get_error(tok);
     if (!root && jerr == json_tokener_continue) {

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * vCPU statistics on hosts without XENMEM_resource_stats_table: every
- * stock Xen answers EOPNOTSUPP (xenforeignmemory_resource_size() is not
- * asked: it lies on 4.17.7), and the tools fall back to one
- * xc_vcpu_getinfo() per vCPU.
+ * vCPU statistics on hosts without XENMEM_resource_stats_table: the reader
+ * turns every stock Xen's refusal (EOPNOTSUPP up to 4.17, EINVAL from
+ * 4.18, ENOSYS, ENOTTY: platform_resource_absent()) into EOPNOTSUPP
+ * (xenforeignmemory_resource_size() is not asked: it lies on 4.17.7), and
+ * the tools fall back to one xc_vcpu_getinfo() per vCPU.  The words for
+ * every error of opening are here too, so that the tools say the same.
  */
+#include <errno.h>
 #include <stdbool.h>
 
 #include "util/util.h"

@@ -2,7 +2,11 @@
 /*
  * emu backend: the emulated host of `xenstats emu`.  The calling process
  * belongs to the domain in $XENSTATS_EMU_DOMID (default 0, the privileged
- * control domain).
+ * control domain).  $XENSTATS_EMU_NO_RESOURCE says how the emulated
+ * hypervisor refuses a resource it does not have, as each Xen version does
+ * (platform_resource_absent()): EOPNOTSUPP (the default, Xen up to 4.17),
+ * EINVAL (4.18 and later), ENOSYS (no XENMEM_acquire_resource) or ENOTTY
+ * (a privcmd driver without the ioctl).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,6 +25,7 @@
 struct emu {
     char dir[PATH_MAX - 64];
     void *table; /* the emulator's table (emu_layout.h), mapped read-only */
+    int no_resource; /* the refusal of a resource the host lacks: -errno */
     /* Domains seen by the last list, sorted by domid.  A domain's name and
      * vCPU count never change and the emulator never reuses a domid, so a
      * list reads only the info files of new domains. */
@@ -170,6 +175,27 @@ static int map_table(struct emu *emu)
     return 0;
 }
 
+static int parse_no_resource(const char *text, int *ret)
+{
+    static const struct {
+        const char *name;
+        int err;
+    } answers[] = {{"EOPNOTSUPP", -EOPNOTSUPP}, {"EINVAL", -EINVAL}, {"ENOSYS", -ENOSYS}, {"ENOTTY", -ENOTTY}};
+    size_t i;
+
+    *ret = -EOPNOTSUPP;
+    if (!text || !*text)
+        return 0;
+    for (i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+        if (strcmp(text, answers[i].name) == 0) {
+            *ret = answers[i].err;
+            return 0;
+        }
+    }
+    log_error("XENSTATS_EMU_NO_RESOURCE=%s is not one of EOPNOTSUPP, EINVAL, ENOSYS, ENOTTY", text);
+    return -EINVAL;
+}
+
 static int emu_open(struct platform *p)
 {
     const char *domid_env = getenv("XENSTATS_EMU_DOMID");
@@ -184,6 +210,9 @@ static int emu_open(struct platform *p)
     emu = calloc(1, sizeof(*emu));
     if (!emu)
         return -ENOMEM;
+    r = parse_no_resource(getenv("XENSTATS_EMU_NO_RESOURCE"), &emu->no_resource);
+    if (r < 0)
+        goto fail;
     r = emu_run_dir(emu->dir, sizeof(emu->dir));
     if (r < 0)
         goto fail;
@@ -372,19 +401,19 @@ static int emu_resource_map(struct platform *p, uint32_t domid, unsigned int typ
     if (r < 0)
         return r;
     if (type != 3 || id != 0)
-        return -EOPNOTSUPP;
+        return emu_of(p)->no_resource;
     r = domain_path(emu_of(p), domid, EMU_VCPU_STATS_FILE, path, sizeof(path));
     if (r < 0)
         return r;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT ? -EOPNOTSUPP : negative_errno();
+        return errno == ENOENT ? emu_of(p)->no_resource : negative_errno();
     if (fstat(fd, &st) < 0) {
         r = negative_errno();
         goto out;
     }
     if (st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
-        r = -EOPNOTSUPP;
+        r = emu_of(p)->no_resource;
         goto out;
     }
     addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);

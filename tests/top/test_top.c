@@ -267,8 +267,8 @@ static void test_huge_string(void **state)
     strcpy(json, head);
     len = strlen(head);
     memset(json + len, 'A', n);
-    /* json-c lets raw control characters through inside strings: escaped too. */
-    json[len + 1] = '\x1b';
+    /* a control character, escaped in the JSON: escaped in the render too */
+    memcpy(json + len + 1, "\\u001b", 6);
     len += n;
     strcpy(json + len, tail);
     len += strlen(tail);
@@ -278,6 +278,12 @@ static void test_huge_string(void **state)
     assert_true(strlen(snap->domains[0].name) <= TOP_MAX_STRING + 3);
     assert_string_equal(snap->domains[0].name + strlen(snap->domains[0].name) - 3, "...");
     top_snapshot_free(snap);
+    snap = NULL;
+    /* raw, it is not JSON (RFC 8259), whichever json-c (0.16 took it, 0.18 not) */
+    json[strlen(head) + 1] = '\x1b';
+    assert_int_equal(top_snapshot_parse(json, len, &snap, err, sizeof(err)), -EBADMSG);
+    assert_non_null(strstr(err, "raw control character"));
+    assert_null(snap);
     free(json);
 }
 

@@ -4,7 +4,7 @@
 # the C xenstored, xen-init-dom0, xenconsoled), creates the PV domU,
 # benchmarks, runs `xenstats agent` and checks its answers.  Every result
 # line starts with "XT: " (PASS/FAIL/BENCH); "E2E-DONE" ends the run.
-export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
+export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin
 PASSES=0
 FAILS=0
 up() { cut -d' ' -f1 /proc/uptime; }
