@@ -2,7 +2,7 @@
 # Convenience targets; meson is the build system.
 BUILD ?= build
 
-.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e kmod kmod-check
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -29,3 +29,12 @@ xen-hypervisor:
 # statistics regions from dom0 (tests/e2e/xen-hv/run.sh).
 xen-hypervisor-e2e: xen-hypervisor
 	tests/e2e/xen-hv/run.sh
+
+# The in-kernel PV stats provider (kmod/, docs/kernel-provider.md) and its
+# example, against Debian's headers for the e2e domU's kernel (installed
+# through apt when missing).  kmod-check: W=1 and sparse, no warning.
+kmod:
+	scripts/kmod-build.sh all
+
+kmod-check:
+	scripts/kmod-build.sh check
