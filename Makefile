@@ -2,7 +2,7 @@
 # Convenience targets; meson is the build system.
 BUILD ?= build
 
-.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e kmod kmod-check e2e-kmod
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e kmod kmod-check kmod-checkpatch e2e-kmod
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -38,6 +38,10 @@ kmod:
 
 kmod-check:
 	scripts/kmod-build.sh check
+
+# The kernel's checkpatch.pl --strict on kmod/ (from Debian's linux-source).
+kmod-checkpatch:
+	scripts/kmod-build.sh checkpatch
 
 # The kernel provider on real Xen 4.17 under QEMU: a domU with a vif and a
 # vbd loads the module (tests/e2e/kmod/run.sh; logs in build-e2e/logs).

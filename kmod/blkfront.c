@@ -6,7 +6,8 @@
  * no notifier for disks coming and going, so a scan every second finds
  * them: the disks that are children of the xenbus frontend devices of
  * type "vbd".  A dummy frontend driver, which matches no device, gives the
- * xenbus frontend bus to scan.
+ * xenbus frontend bus to scan, and a notifier on that bus tells when
+ * xen-blkfront lets a disk go.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,10 +48,17 @@ struct blkfront_pub {
 	struct gendisk *disk;		/* a reference on its device */
 	struct xenstats_set *set;
 	bool seen;			/* by the current scan */
+	bool dead;			/* its driver is unbinding: under dead_lock */
 };
 
 static struct xenstats_provider *provider;
 static DEFINE_MUTEX(pub_lock);
+/*
+ * The refresh against xen-blkfront's removal, which frees the disk's tag
+ * set (read for in_flight): the bus notifier marks the disk dead before
+ * the driver's remove() runs, and the refresh reads nothing of a dead one.
+ */
+static DEFINE_MUTEX(dead_lock);
 static LIST_HEAD(pubs);
 static void scan_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(scan_work, scan_fn);
@@ -104,6 +112,11 @@ static int refresh(struct xenstats_set *set, void *data)
 	u64 v[BS_NR_FIGURES];
 	unsigned int i;
 
+	mutex_lock(&dead_lock);
+	if (pub->dead) {
+		mutex_unlock(&dead_lock);
+		return -ENODEV;
+	}
 	if (queue_is_mq(f.q) && f.q->tag_set)
 		blk_mq_tagset_busy_iter(f.q->tag_set, count_inflight, &f);
 	v[BS_READ_IOS] = part_stat_read(part, ios[STAT_READ]);
@@ -127,6 +140,7 @@ static int refresh(struct xenstats_set *set, void *data)
 	v[BS_FLUSH_IOS] = part_stat_read(part, ios[STAT_FLUSH]);
 	v[BS_FLUSH_TICKS] = ms(part_stat_read(part, nsecs[STAT_FLUSH]));
 	v[BS_SECTORS_TOTAL] = get_capacity(pub->disk);
+	mutex_unlock(&dead_lock);
 	for (i = 0; i < BS_NR_FIGURES; i++)
 		xenstats_set_u64(set, i, v[i]);
 	return 0;
@@ -160,7 +174,8 @@ static void add_disk_pub(struct gendisk *disk)
 			goto fail_set;
 	}
 	/* Keeps the disk and its statistics in memory after del_gendisk(),
-	 * until the set is withdrawn. */
+	 * until the set is withdrawn.
+	 */
 	get_device(disk_to_dev(disk));
 	pub->disk = disk;
 	pub->seen = true;
@@ -210,6 +225,29 @@ static int vbd_device(struct device *dev, void *data)
 	return device_for_each_child(dev, NULL, disk_child);
 }
 
+static int bus_event(struct notifier_block *nb, unsigned long action,
+		     void *data)
+{
+	struct device *dev = data;
+	struct blkfront_pub *pub;
+
+	if (action != BUS_NOTIFY_UNBIND_DRIVER ||
+	    strncmp(dev_name(dev), "vbd-", 4))
+		return NOTIFY_DONE;
+	mutex_lock(&pub_lock);
+	mutex_lock(&dead_lock);
+	list_for_each_entry(pub, &pubs, node)
+		if (disk_to_dev(pub->disk)->parent == dev)
+			pub->dead = true;
+	mutex_unlock(&dead_lock);
+	mutex_unlock(&pub_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block bus_nb = {
+	.notifier_call = bus_event,
+};
+
 static void scan_fn(struct work_struct *work)
 {
 	struct blkfront_pub *pub, *tmp;
@@ -221,6 +259,9 @@ static void scan_fn(struct work_struct *work)
 		pub->seen = false;
 	bus_for_each_dev(bus_finder.driver.bus, NULL, NULL, vbd_device);
 	list_for_each_entry_safe(pub, tmp, &pubs, node)
+		/* A dead one stays, answering nothing, until del_gendisk():
+		 * gone from the list, a scan would publish it again.
+		 */
 		if (!pub->seen || !disk_live(pub->disk))
 			remove_pub(pub);
 	schedule_delayed_work(&scan_work, SCAN_INTERVAL);
@@ -237,6 +278,12 @@ int xenstats_blk_init(void)
 		return PTR_ERR(provider);
 	r = xenbus_register_frontend(&bus_finder);
 	if (r) {
+		xenstats_provider_unregister(provider);
+		return r;
+	}
+	r = bus_register_notifier(bus_finder.driver.bus, &bus_nb);
+	if (r) {
+		xenbus_unregister_driver(&bus_finder);
 		xenstats_provider_unregister(provider);
 		return r;
 	}
@@ -257,6 +304,7 @@ void xenstats_blk_exit(void)
 	list_for_each_entry_safe(pub, tmp, &pubs, node)
 		remove_pub(pub);
 	mutex_unlock(&pub_lock);
+	bus_unregister_notifier(bus_finder.driver.bus, &bus_nb);
 	xenbus_unregister_driver(&bus_finder);
 	xenstats_provider_unregister(provider);
 }

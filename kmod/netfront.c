@@ -49,6 +49,7 @@ static const struct {
 	LINK_STAT(rx_compressed), LINK_STAT(tx_compressed),
 	LINK_STAT(rx_nohandler),
 };
+
 #define QUEUES_INDEX ARRAY_SIZE(link_stats)
 
 static struct xenstats_provider *provider;
@@ -223,23 +224,36 @@ static void reap_fn(struct work_struct *work)
 	}
 }
 
+static bool published(struct net_device *dev)
+{
+	struct netfront_pub *pub;
+	bool found = false;
+
+	mutex_lock(&pub_lock);
+	list_for_each_entry(pub, &pubs, node)
+		found |= pub->dev == dev;
+	mutex_unlock(&pub_lock);
+	return found;
+}
+
 static int netdev_event(struct notifier_block *nb, unsigned long event,
 			void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
-	if (!is_netfront(dev))
-		return NOTIFY_DONE;
 	switch (event) {
 	case NETDEV_REGISTER:
-		add_dev(dev);
+		if (is_netfront(dev))
+			add_dev(dev);
 		break;
-	case NETDEV_UNREGISTER:
+	case NETDEV_UNREGISTER:	/* found by pointer: never keep a device */
 		remove_dev(dev);
 		break;
 	case NETDEV_CHANGENAME:	/* the set is named after the interface */
-		remove_dev(dev);
-		add_dev(dev);
+		if (published(dev)) {
+			remove_dev(dev);
+			add_dev(dev);
+		}
 		break;
 	}
 	return NOTIFY_DONE;

@@ -408,7 +408,8 @@ static void unpublish_locked(struct xenstats_set *set, bool lost)
 	if (!lost) {
 		xenbus_rm(XBT_NIL, set->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
 		/* The monitor closes its end; our port falls back to unbound.
-		 * Requests are answered meanwhile (the work still runs). */
+		 * Requests are answered meanwhile (the work still runs).
+		 */
 		deadline = jiffies + msecs_to_jiffies(WITHDRAW_TIMEOUT_MS);
 		while (port_bound(set->port)) {
 			if (time_after(jiffies, deadline)) {
@@ -416,7 +417,7 @@ static void unpublish_locked(struct xenstats_set *set, bool lost)
 					set->path, WITHDRAW_TIMEOUT_MS);
 				break;
 			}
-			msleep(5);
+			usleep_range(5000, 10000);
 		}
 	}
 	xenbus_rm(XBT_NIL, set->path, "");
@@ -460,7 +461,8 @@ static void rescan_fn(struct work_struct *work)
 	if (!watching)
 		goto out;
 	/* A watch fires once after resume: a new domid means a restore or
-	 * a migration, and everything we published died with the old one. */
+	 * a migration, and everything we published died with the old one.
+	 */
 	moved = !read_self_domid(&domid) && domid != self_domid;
 	if (moved && self_domid != DOMID_INVALID)
 		pr_info("domid %u -> %u: publishing again\n", self_domid, domid);

@@ -5,6 +5,7 @@
  * (count=N) N more counters for benchmarks.  Each sample counts itself.
  */
 #include <linux/err.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/utsname.h>
 
@@ -47,15 +48,12 @@ static int __init example_init(void)
 		r = PTR_ERR(set);
 		goto fail;
 	}
-	r = samples_idx = xenstats_set_declare(set, "samples", XENSTATS_U64);
-	if (r >= 0)
-		r = jiffies_idx = xenstats_set_declare(set, "jiffies", XENSTATS_S64);
-	if (r >= 0)
-		r = ratio_idx = xenstats_set_declare(set, "ratio", XENSTATS_DOUBLE);
-	if (r >= 0)
-		r = release_idx = xenstats_set_declare(set, "kernel release",
-						       XENSTATS_ASCII);
-	extra_idx = r + 1;
+	samples_idx = xenstats_set_declare(set, "samples", XENSTATS_U64);
+	jiffies_idx = xenstats_set_declare(set, "jiffies", XENSTATS_S64);
+	ratio_idx = xenstats_set_declare(set, "ratio", XENSTATS_DOUBLE);
+	release_idx = xenstats_set_declare(set, "kernel release", XENSTATS_ASCII);
+	r = min(min(samples_idx, jiffies_idx), min(ratio_idx, release_idx));
+	extra_idx = release_idx + 1;
 	for (i = 0; r >= 0 && i < count; i++) {
 		snprintf(name, sizeof(name), "counter%u", i);
 		r = xenstats_set_declare(set, name, XENSTATS_U64);
