@@ -2,7 +2,7 @@
 # Convenience targets; meson is the build system.
 BUILD ?= build
 
-.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e kmod kmod-check kmod-checkpatch e2e-kmod
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -31,3 +31,21 @@ xen-hypervisor:
 # statistics regions from dom0 (tests/e2e/xen-hv/run.sh).
 xen-hypervisor-e2e: xen-hypervisor
 	tests/e2e/xen-hv/run.sh
+
+# The in-kernel PV stats provider (kmod/, docs/kernel-provider.md) and its
+# example, against Debian's headers for the e2e domU's kernel (installed
+# through apt when missing).  kmod-check: W=1 and sparse, no warning.
+kmod:
+	scripts/kmod-build.sh all
+
+kmod-check:
+	scripts/kmod-build.sh check
+
+# The kernel's checkpatch.pl --strict on kmod/ (from Debian's linux-source).
+kmod-checkpatch:
+	scripts/kmod-build.sh checkpatch
+
+# The kernel provider on real Xen 4.17 under QEMU: a domU with a vif and a
+# vbd loads the module (tests/e2e/kmod/run.sh; logs in build-e2e/logs).
+e2e-kmod:
+	tests/e2e/kmod/run.sh

@@ -133,6 +133,16 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
     fi
 fi
 
+if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then
+    # The kernel provider (kmod/): W=1 and sparse with no warning, against
+    # Debian's headers for the e2e domU's kernel; then on Debian's Xen 4.17.
+    xen_step "kmod-check (W=1, sparse)" 300 kmod/build-check.log scripts/kmod-build.sh check
+    if [ "${XEN_E2E:-1}" != 0 ]; then
+        E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-kmod (the kernel provider on Xen 4.17 under QEMU)" 600 \
+            build-e2e/logs/kmod-serial.log tests/e2e/kmod/run.sh
+    fi
+fi
+
 echo
 for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
 echo "$passed passed, $failed failed"

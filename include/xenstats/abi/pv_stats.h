@@ -17,7 +17,9 @@
 #ifndef XENSTATS_ABI_PV_STATS_H
 #define XENSTATS_ABI_PV_STATS_H
 
-#ifndef __XEN__
+#if defined(__KERNEL__)
+#include <linux/types.h> /* a Linux module (kmod/) */
+#elif !defined(__XEN__)
 #include <stdint.h>
 #endif
 

@@ -9,7 +9,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
-IMG=$E2E_DIR/img
+IMG=${E2E_IMG:-$E2E_DIR/img}
 LOG=${E2E_LOG:-$E2E_DIR/logs/serial.log}
 TIMEOUT=${E2E_TIMEOUT:-900}
 SMP=${E2E_SMP:-2}

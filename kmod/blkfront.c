@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Publisher of every xen-blkfront disk: the figures of
+ * /sys/block/<disk>/stat, from the block layer's statistics of the whole
+ * disk, one set per disk of the provider "blkfront".  The block layer has
+ * no notifier for disks coming and going, so a scan every second finds
+ * them: the disks that are children of the xenbus frontend devices of
+ * type "vbd".  A dummy frontend driver, which matches no device, gives the
+ * xenbus frontend bus to scan, and a notifier on that bus tells when
+ * xen-blkfront lets a disk go.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/err.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/part_stat.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <xen/xenbus.h>
+
+#include "xenstats_provider.h"
+#include "xenstats_internal.h"
+
+#define SCAN_INTERVAL (HZ)
+
+/* /sys/block/<disk>/stat, in its order (Documentation/block/stat.rst) */
+enum {
+	BS_READ_IOS, BS_READ_MERGES, BS_READ_SECTORS, BS_READ_TICKS,
+	BS_WRITE_IOS, BS_WRITE_MERGES, BS_WRITE_SECTORS, BS_WRITE_TICKS,
+	BS_IN_FLIGHT, BS_IO_TICKS, BS_TIME_IN_QUEUE,
+	BS_DISCARD_IOS, BS_DISCARD_MERGES, BS_DISCARD_SECTORS, BS_DISCARD_TICKS,
+	BS_FLUSH_IOS, BS_FLUSH_TICKS, BS_SECTORS_TOTAL, BS_NR_FIGURES
+};
+
+static const char *const names[BS_NR_FIGURES] = {
+	"read_ios", "read_merges", "read_sectors", "read_ticks_ms",
+	"write_ios", "write_merges", "write_sectors", "write_ticks_ms",
+	"in_flight", "io_ticks_ms", "time_in_queue_ms",
+	"discard_ios", "discard_merges", "discard_sectors", "discard_ticks_ms",
+	"flush_ios", "flush_ticks_ms", "size_sectors",
+};
+
+struct blkfront_pub {
+	struct list_head node;
+	struct gendisk *disk;		/* a reference on its device */
+	struct xenstats_set *set;
+	bool seen;			/* by the current scan */
+	bool dead;			/* its driver is unbinding: under dead_lock */
+};
+
+static struct xenstats_provider *provider;
+static DEFINE_MUTEX(pub_lock);
+/*
+ * The refresh against xen-blkfront's removal, which frees the disk's tag
+ * set (read for in_flight): the bus notifier marks the disk dead before
+ * the driver's remove() runs, and the refresh reads nothing of a dead one.
+ */
+static DEFINE_MUTEX(dead_lock);
+static LIST_HEAD(pubs);
+static void scan_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(scan_work, scan_fn);
+static bool scanning;
+
+static const struct xenbus_device_id no_ids[] = {
+	{ "xenstats-none" },
+	{ "" }
+};
+
+static int no_probe(struct xenbus_device *dev, const struct xenbus_device_id *id)
+{
+	return -ENODEV;
+}
+
+static void no_changed(struct xenbus_device *dev, enum xenbus_state state)
+{
+}
+
+static struct xenbus_driver bus_finder = {
+	.ids = no_ids,
+	.probe = no_probe,
+	.otherend_changed = no_changed,
+};
+
+struct inflight {
+	struct request_queue *q;
+	unsigned int n;
+};
+
+static bool count_inflight(struct request *rq, void *data)
+{
+	struct inflight *f = data;
+
+	/* what blk_mq_in_flight() counts for the whole disk */
+	if (rq->q == f->q && rq->part && blk_mq_rq_state(rq) == MQ_RQ_IN_FLIGHT)
+		f->n++;
+	return true;
+}
+
+static u64 ms(u64 ns)
+{
+	return div_u64(ns, NSEC_PER_MSEC);
+}
+
+static int refresh(struct xenstats_set *set, void *data)
+{
+	struct blkfront_pub *pub = data;
+	struct block_device *part = pub->disk->part0;
+	struct inflight f = { .q = pub->disk->queue };
+	u64 v[BS_NR_FIGURES];
+	unsigned int i;
+
+	mutex_lock(&dead_lock);
+	if (pub->dead) {
+		mutex_unlock(&dead_lock);
+		return -ENODEV;
+	}
+	if (queue_is_mq(f.q) && f.q->tag_set)
+		blk_mq_tagset_busy_iter(f.q->tag_set, count_inflight, &f);
+	v[BS_READ_IOS] = part_stat_read(part, ios[STAT_READ]);
+	v[BS_READ_MERGES] = part_stat_read(part, merges[STAT_READ]);
+	v[BS_READ_SECTORS] = part_stat_read(part, sectors[STAT_READ]);
+	v[BS_READ_TICKS] = ms(part_stat_read(part, nsecs[STAT_READ]));
+	v[BS_WRITE_IOS] = part_stat_read(part, ios[STAT_WRITE]);
+	v[BS_WRITE_MERGES] = part_stat_read(part, merges[STAT_WRITE]);
+	v[BS_WRITE_SECTORS] = part_stat_read(part, sectors[STAT_WRITE]);
+	v[BS_WRITE_TICKS] = ms(part_stat_read(part, nsecs[STAT_WRITE]));
+	v[BS_IN_FLIGHT] = f.n;
+	v[BS_IO_TICKS] = jiffies_to_msecs(part_stat_read(part, io_ticks));
+	v[BS_TIME_IN_QUEUE] = ms(part_stat_read(part, nsecs[STAT_READ]) +
+			      part_stat_read(part, nsecs[STAT_WRITE]) +
+			      part_stat_read(part, nsecs[STAT_DISCARD]) +
+			      part_stat_read(part, nsecs[STAT_FLUSH]));
+	v[BS_DISCARD_IOS] = part_stat_read(part, ios[STAT_DISCARD]);
+	v[BS_DISCARD_MERGES] = part_stat_read(part, merges[STAT_DISCARD]);
+	v[BS_DISCARD_SECTORS] = part_stat_read(part, sectors[STAT_DISCARD]);
+	v[BS_DISCARD_TICKS] = ms(part_stat_read(part, nsecs[STAT_DISCARD]));
+	v[BS_FLUSH_IOS] = part_stat_read(part, ios[STAT_FLUSH]);
+	v[BS_FLUSH_TICKS] = ms(part_stat_read(part, nsecs[STAT_FLUSH]));
+	v[BS_SECTORS_TOTAL] = get_capacity(pub->disk);
+	mutex_unlock(&dead_lock);
+	for (i = 0; i < BS_NR_FIGURES; i++)
+		xenstats_set_u64(set, i, v[i]);
+	return 0;
+}
+
+static struct blkfront_pub *find_pub(struct gendisk *disk)
+{
+	struct blkfront_pub *pub;
+
+	list_for_each_entry(pub, &pubs, node)
+		if (pub->disk == disk)
+			return pub;
+	return NULL;
+}
+
+static void add_disk_pub(struct gendisk *disk)
+{
+	struct blkfront_pub *pub = kzalloc(sizeof(*pub), GFP_KERNEL);
+	int i, r = -ENOMEM;
+
+	if (!pub)
+		goto fail;
+	pub->set = xenstats_set_add(provider, disk->disk_name, refresh, pub);
+	if (IS_ERR(pub->set)) {
+		r = PTR_ERR(pub->set);
+		goto fail;
+	}
+	for (i = 0; i < BS_NR_FIGURES; i++) {
+		r = xenstats_set_declare(pub->set, names[i], XENSTATS_U64);
+		if (r < 0)
+			goto fail_set;
+	}
+	/* Keeps the disk and its statistics in memory after del_gendisk(),
+	 * until the set is withdrawn.
+	 */
+	get_device(disk_to_dev(disk));
+	pub->disk = disk;
+	pub->seen = true;
+	list_add_tail(&pub->node, &pubs);
+	r = xenstats_set_publish(pub->set);
+	if (r)
+		pr_warn("%s: not published: %d\n", disk->disk_name, r);
+	return;
+
+fail_set:
+	xenstats_set_withdraw(pub->set);
+fail:
+	kfree(pub);
+	pr_warn("%s: cannot publish: %d\n", disk->disk_name, r);
+}
+
+static void remove_pub(struct blkfront_pub *pub)
+{
+	list_del(&pub->node);
+	xenstats_set_withdraw(pub->set);	/* the refresh runs no more */
+	put_device(disk_to_dev(pub->disk));
+	kfree(pub);
+}
+
+static int disk_child(struct device *dev, void *data)
+{
+	struct gendisk *disk;
+	struct blkfront_pub *pub;
+
+	if (!dev->type || !dev->type->name || strcmp(dev->type->name, "disk"))
+		return 0;
+	disk = dev_to_disk(dev);
+	if (!disk_live(disk))
+		return 0;
+	pub = find_pub(disk);
+	if (pub)
+		pub->seen = true;
+	else
+		add_disk_pub(disk);
+	return 0;
+}
+
+static int vbd_device(struct device *dev, void *data)
+{
+	if (strncmp(dev_name(dev), "vbd-", 4))
+		return 0;
+	return device_for_each_child(dev, NULL, disk_child);
+}
+
+static int bus_event(struct notifier_block *nb, unsigned long action,
+		     void *data)
+{
+	struct device *dev = data;
+	struct blkfront_pub *pub;
+
+	if (action != BUS_NOTIFY_UNBIND_DRIVER ||
+	    strncmp(dev_name(dev), "vbd-", 4))
+		return NOTIFY_DONE;
+	mutex_lock(&pub_lock);
+	mutex_lock(&dead_lock);
+	list_for_each_entry(pub, &pubs, node)
+		if (disk_to_dev(pub->disk)->parent == dev)
+			pub->dead = true;
+	mutex_unlock(&dead_lock);
+	mutex_unlock(&pub_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block bus_nb = {
+	.notifier_call = bus_event,
+};
+
+static void scan_fn(struct work_struct *work)
+{
+	struct blkfront_pub *pub, *tmp;
+
+	mutex_lock(&pub_lock);
+	if (!scanning)
+		goto out;
+	list_for_each_entry(pub, &pubs, node)
+		pub->seen = false;
+	bus_for_each_dev(bus_finder.driver.bus, NULL, NULL, vbd_device);
+	list_for_each_entry_safe(pub, tmp, &pubs, node)
+		/* A dead one stays, answering nothing, until del_gendisk():
+		 * gone from the list, a scan would publish it again.
+		 */
+		if (!pub->seen || !disk_live(pub->disk))
+			remove_pub(pub);
+	schedule_delayed_work(&scan_work, SCAN_INTERVAL);
+out:
+	mutex_unlock(&pub_lock);
+}
+
+int xenstats_blk_init(void)
+{
+	int r;
+
+	provider = xenstats_provider_register("blkfront");
+	if (IS_ERR(provider))
+		return PTR_ERR(provider);
+	r = xenbus_register_frontend(&bus_finder);
+	if (r) {
+		xenstats_provider_unregister(provider);
+		return r;
+	}
+	r = bus_register_notifier(bus_finder.driver.bus, &bus_nb);
+	if (r) {
+		xenbus_unregister_driver(&bus_finder);
+		xenstats_provider_unregister(provider);
+		return r;
+	}
+	scanning = true;
+	schedule_delayed_work(&scan_work, 0);
+	return 0;
+}
+
+void xenstats_blk_exit(void)
+{
+	struct blkfront_pub *pub, *tmp;
+
+	mutex_lock(&pub_lock);
+	scanning = false;
+	mutex_unlock(&pub_lock);
+	cancel_delayed_work_sync(&scan_work);
+	mutex_lock(&pub_lock);
+	list_for_each_entry_safe(pub, tmp, &pubs, node)
+		remove_pub(pub);
+	mutex_unlock(&pub_lock);
+	bus_unregister_notifier(bus_finder.driver.bus, &bus_nb);
+	xenbus_unregister_driver(&bus_finder);
+	xenstats_provider_unregister(provider);
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The example of docs/kernel-provider.md: a provider "Example" with one
+ * set "Counters" of a request counter, a gauge, a double and a text, and
+ * (count=N) N more counters for benchmarks.  Each sample counts itself.
+ */
+#include <linux/err.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/utsname.h>
+
+#include "../xenstats_provider.h"
+
+static unsigned int count;
+module_param(count, uint, 0444);
+MODULE_PARM_DESC(count, "Extra counters in the set (for benchmarks)");
+
+static struct xenstats_provider *provider;
+static struct xenstats_set *set;
+static int samples_idx, jiffies_idx, ratio_idx, release_idx, extra_idx;
+static u64 samples;
+
+static int refresh(struct xenstats_set *s, void *data)
+{
+	unsigned int i;
+
+	/* Process context: this could sleep, lock, ask the hardware. */
+	xenstats_set_u64(s, samples_idx, ++samples);
+	xenstats_set_s64(s, jiffies_idx, (s64)get_jiffies_64());
+	xenstats_set_double_bits(s, ratio_idx, 0x3fe0000000000000ULL); /* 0.5 */
+	xenstats_set_ascii(s, release_idx, utsname()->release);
+	for (i = 0; i < count; i++)
+		xenstats_set_u64(s, extra_idx + i, samples + i);
+	return 0;
+}
+
+static int __init example_init(void)
+{
+	char name[16];
+	unsigned int i;
+	int r;
+
+	provider = xenstats_provider_register("Example");
+	if (IS_ERR(provider))
+		return PTR_ERR(provider);
+	set = xenstats_set_add(provider, "Counters", refresh, NULL);
+	if (IS_ERR(set)) {
+		r = PTR_ERR(set);
+		goto fail;
+	}
+	samples_idx = xenstats_set_declare(set, "samples", XENSTATS_U64);
+	jiffies_idx = xenstats_set_declare(set, "jiffies", XENSTATS_S64);
+	ratio_idx = xenstats_set_declare(set, "ratio", XENSTATS_DOUBLE);
+	release_idx = xenstats_set_declare(set, "kernel release", XENSTATS_ASCII);
+	r = min(min(samples_idx, jiffies_idx), min(ratio_idx, release_idx));
+	extra_idx = release_idx + 1;
+	for (i = 0; r >= 0 && i < count; i++) {
+		snprintf(name, sizeof(name), "counter%u", i);
+		r = xenstats_set_declare(set, name, XENSTATS_U64);
+	}
+	if (r < 0)
+		goto fail;
+	/* Now, or when the toolstack creates `stats`. */
+	r = xenstats_set_publish(set);
+	if (r)
+		goto fail;
+	return 0;
+fail:
+	xenstats_provider_unregister(provider);	/* withdraws its sets */
+	return r;
+}
+
+static void __exit example_exit(void)
+{
+	xenstats_provider_unregister(provider);
+}
+
+module_init(example_init);
+module_exit(example_exit);
+MODULE_DESCRIPTION("Example PV stats provider in the kernel");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,338 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# /init of dom0 for the kernel provider's test (tests/e2e/kmod/): a domU
+# with a vif on xenbr0 and a vbd on a loop device loads the xenstats
+# module; `xenstats agent` must show its netfront, blkfront and balloon
+# sets with the guest's own figures, through withdrawal, load/unload
+# cycles, a killed agent, a user-space provider beside it, and xl save +
+# xl restore; then the benchmark.  Result lines start with "XT: ".
+export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
+PASSES=0
+FAILS=0
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "XT: $*"; }
+res() { # res NAME RC DETAIL...
+    n=$1 rc=$2
+    shift 2
+    if [ "$rc" = 0 ]; then say "PASS $n $*"; PASSES=$((PASSES + 1)); else say "FAIL $n (rc=$rc) $*"; FAILS=$((FAILS + 1)); fi
+}
+finish() {
+    say "SUMMARY kmod checks: $PASSES passed, $FAILS failed"
+    echo "E2E-DONE at $(up)s"
+    sync
+    poweroff -f
+    sleep 60
+}
+
+. /dom0-up.sh
+dom0_mounts
+echo "E2E-BEGIN dom0 userspace at $(up)s"
+for f in stdin:0 stdout:1 stderr:2; do ln -sf /proc/self/fd/${f#*:} /dev/${f%:*}; done
+ln -sf /proc/self/fd /dev/fd
+dom0_xen 60
+res xenstored $? "ready at $(up)s"
+for m in loop llc stp bridge xen-netback xen-blkback; do
+    insmod /modules/$m.ko || say "insmod $m failed"
+done
+brctl addbr xenbr0 && brctl stp xenbr0 off && brctl setfd xenbr0 0
+ip addr add 10.99.0.1/24 dev xenbr0
+ip link set xenbr0 up
+mkdir -p /lc && mount -t tmpfs -o size=400m tmpfs /lc
+dd if=/dev/zero of=/lc/disk.img bs=1M count=16 2>/dev/null
+[ -e /dev/loop7 ] || mknod /dev/loop7 b 7 7
+losetup /dev/loop7 /lc/disk.img
+res dom0-devices $? "xenbr0 and /dev/loop7 ($(up)s)"
+
+timeout 300 xl create /domu/domu.cfg >/tmp/xl.out 2>&1
+res xl-create $? "$(tail -1 /tmp/xl.out) ($(up)s)"
+DOMID=$(xl domid domu1 2>/dev/null)
+[ -n "$DOMID" ] || finish
+tail -F /var/log/xen/console/guest-domu1.log 2>/dev/null | while IFS= read -r l; do echo "DOMU-CONSOLE: $l"; done &
+
+SEQ=0
+OUT=
+cmd() { # cmd SECONDS VERB ARGS...: run in the domU, its answer in $OUT
+    t=$1
+    shift
+    SEQ=$((SEQ + 1))
+    xenstore-write /local/domain/$DOMID/data/cmd "$SEQ $*"
+    i=0
+    while [ "$(xenstore-read /local/domain/$DOMID/data/ack 2>/dev/null)" != $SEQ ] && [ $i -lt $((t * 5)) ]; do
+        sleep 0.2
+        i=$((i + 1))
+    done
+    OUT=$(xenstore-read /local/domain/$DOMID/data/out 2>/dev/null)
+    [ $i -lt $((t * 5)) ]
+}
+# the domU's command loop is up once it answers
+cmd 240 lsmod
+res domu-ready $? "domU answers at $(up)s: $OUT"
+no_oops() { # no_oops NAME: the guest's kernel log has no WARN, BUG or oops
+    cmd 20 oops
+    case $OUT in oops=0*) res "$1" 0 "guest dmesg clean" ;; *) res "$1" 1 "guest dmesg: $OUT" ;; esac
+}
+
+# ---- the module came first: it waits for `stats`
+xenstore-exists /local/domain/$DOMID/stats
+res module-waits "$([ $? != 0 ] && echo 0 || echo 1)" "no stats node yet, module loaded: $OUT"
+
+AGENT=
+agent_start() {
+    xenstats -v agent --interval "${1:-1s}" >>/tmp/agent.log 2>&1 &
+    AGENT=$!
+}
+agent_stop() { # agent_stop SIGNAL
+    kill -"$1" $AGENT 2>/dev/null
+    i=0
+    while kill -0 $AGENT 2>/dev/null && [ $i -lt 20 ]; do sleep 1; i=$((i + 1)); done
+}
+fetch() { xen_e2e get /metrics /tmp/m.txt 2>/dev/null; }
+# state PROVIDER SET: the set's state in the agent's last answer ("" if none)
+state() {
+    awk -v d="domid=\"$DOMID\"" -v p="provider=\"$1\"" -v s="set=\"$2\"" '
+        index($0, "xenstats_pv_set_state{") == 1 && index($0, d) && index($0, p) && index($0, s) && $NF == 1 {
+            match($0, /state="[a-z-]*"/); print substr($0, RSTART + 7, RLENGTH - 8); exit }' /tmp/m.txt
+}
+value() { # value PROVIDER SET STATISTIC
+    awk -v d="domid=\"$DOMID\"" -v p="provider=\"$1\"" -v s="set=\"$2\"" -v t="statistic=\"$3\"" '
+        index($0, "xenstats_pv_value{") == 1 && index($0, d) && index($0, p) && index($0, s) && index($0, t) {
+            printf "%.0f\n", $NF; exit }' /tmp/m.txt
+}
+OURS="netfront/eth0 blkfront/xvda balloon/xen_memory0"
+wait_sets() { # wait_sets STATE SECONDS: every set of ours in STATE ("none": absent or not active)
+    i=0
+    while [ $i -lt "$2" ]; do
+        fetch
+        ok=1
+        for ps in $OURS; do
+            st=$(state "${ps%/*}" "${ps#*/}")
+            if [ "$1" = none ]; then [ "$st" != active ] || ok=0; else [ "$st" = "$1" ] || ok=0; fi
+        done
+        [ $ok = 1 ] && return 0
+        sleep 1
+        i=$((i + 1))
+    done
+    return 1
+}
+states() { for ps in $OURS; do printf '%s=%s ' "$ps" "$(state "${ps%/*}" "${ps#*/}")"; done; }
+provider_of() { case $1 in eth0) echo netfront ;; xvda) echo blkfront ;; xen_memory0) echo balloon ;; esac; }
+# compare: the guest's own figures ($FIG) against the agent's, read one
+# sample later; the mismatches in $BAD.  (No subshell: cmd counts SEQ.)
+FIG=
+BAD=
+compare() {
+    tries=0
+    while [ $tries -lt 8 ]; do
+        cmd 20 figures
+        FIG=$OUT
+        sleep 2.5 # one sample of the agent (1 s) after the guest read them
+        fetch
+        bad=
+        for kv in $FIG; do
+            k=${kv%%=*} v=${kv#*=}
+            set=${k%%.*} stat=${k#*.}
+            got=$(value "$(provider_of "$set")" "$set" "$stat")
+            [ "$got" = "$v" ] || bad="$bad $k:guest=$v,agent=$got"
+        done
+        BAD=$bad
+        [ -z "$bad" ] && return 0
+        tries=$((tries + 1))
+    done
+    return 1
+}
+fig() { for kv in $FIG; do [ "${kv%%=*}" = "$1" ] && echo "${kv#*=}"; done; }
+
+T=$(up)
+agent_start
+wait_sets active 60
+res module-before-agent $? "$(states)after $(awk "BEGIN{print $(up)-$T}")s"
+compare
+res values-equal $? "guest figures = agent's: $FIG $BAD"
+RX0=$(fig eth0.rx_bytes) WS0=$(fig xvda.write_sectors) RI0=$(fig xvda.read_ios)
+cmd 60 io
+ping -c 5 -i 0.2 10.99.0.2 >/dev/null 2>&1
+compare
+res values-equal-after-traffic $? "$FIG $BAD"
+RX1=$(fig eth0.rx_bytes) WS1=$(fig xvda.write_sectors) RI1=$(fig xvda.read_ios)
+[ "$RX1" -gt "$RX0" ] && [ "$WS1" -ge $((WS0 + 8192)) ] && [ "$RI1" -gt "$RI0" ]
+res values-move $? "eth0.rx_bytes $RX0 -> $RX1, xvda.write_sectors $WS0 -> $WS1, xvda.read_ios $RI0 -> $RI1"
+no_oops dmesg-after-traffic
+
+# ---- a user-space provider beside the kernel's
+cmd 20 publish
+i=0
+while [ $i -lt 30 ]; do
+    fetch
+    other=$(awk -v d="domid=\"$DOMID\"" 'index($0, "xenstats_pv_set_state{") == 1 && index($0, d) && index($0, "state=\"active\"") && $NF == 1 &&
+        !index($0, "provider=\"netfront\"") && !index($0, "provider=\"blkfront\"") && !index($0, "provider=\"balloon\"")' /tmp/m.txt | wc -l)
+    [ "$other" -gt 0 ] && break
+    sleep 1
+    i=$((i + 1))
+done
+wait_sets active 5
+r=$?
+res user-provider-coexists "$([ "$other" -gt 0 ] && [ $r = 0 ] && echo 0 || echo 1)" "$other user-space sets active beside $(states)"
+cmd 20 unpublish
+
+# ---- the agent killed mid-sample
+agent_stop TERM
+agent_start 100ms
+sleep 3.37
+kill -KILL $AGENT
+sleep 1
+agent_start
+wait_sets active 60
+res agent-killed-mid-sample $? "SIGKILL at 100 ms sampling, restarted: $(states)"
+no_oops dmesg-after-agent-kill
+
+# ---- rmmod withdraws
+T=$(up)
+cmd 60 unload
+u=$OUT
+wait_sets none 30
+r=$?
+left=$(xenstore-ls /local/domain/$DOMID/stats 2>/dev/null | grep -c "event-channel")
+res rmmod-withdraws "$([ $r = 0 ] && [ "$left" = 0 ] && echo 0 || echo 1)" "$u in $(awk "BEGIN{print $(up)-$T}")s: $(states), event-channel keys left $left"
+no_oops dmesg-after-rmmod
+
+# ---- the agent came first
+cmd 30 load
+wait_sets active 60
+res agent-before-module $? "$(states)"
+
+# grants of the domU mapped by dom0 (Xen's 'g' debug key: the active
+# entries of its grant table): the rings of netback and blkback, plus two
+# pages per set the agent has mapped
+grants() {
+    xl dmesg -c >/dev/null
+    xl debug-keys g
+    sleep 1
+    xl dmesg | awk -v d="remote d$DOMID " '
+        /grant-table for remote/ { on = index($0, d) > 0 }
+        on && /\[0x[0-9a-f]+\]/ { n++ }
+        END { print n + 0 }'
+}
+G_LOADED=$(grants)
+
+# ---- dom0 deletes a set's event-channel under the module: it withdraws
+# the set and publishes it again
+P0=$(xenstore-read /local/domain/$DOMID/stats/netfront/eth0/event-channel 2>/dev/null)
+xenstore-rm /local/domain/$DOMID/stats/netfront/eth0/event-channel
+i=0
+P1=
+while [ $i -lt 30 ]; do
+    sleep 1
+    P1=$(xenstore-read /local/domain/$DOMID/stats/netfront/eth0/event-channel 2>/dev/null)
+    [ -n "$P1" ] && break
+    i=$((i + 1))
+done
+wait_sets active 30
+r=$?
+res keys-deleted-by-dom0 "$([ $r = 0 ] && [ -n "$P1" ] && echo 0 || echo 1)" "event-channel $P0 deleted, republished with $P1: $(states)"
+no_oops dmesg-after-keys-deleted
+
+# ---- 20 loads and unloads: no leak
+cmd 60 unload
+cmd 20 leak
+L0=$OUT
+G0=$(grants)
+cmd 300 cycle 20
+c=$OUT
+sleep 2
+cmd 20 leak
+L1=$OUT
+G1=$(grants)
+lk() { for kv in $2; do [ "${kv%%=*}" = "$1" ] && echo "${kv#*=}"; done; }
+ok=0
+[ "$(lk irqs "$L1")" = 0 ] && [ "$(lk dyn "$L1")" = "$(lk dyn "$L0")" ] || ok=1
+[ $(($(lk slab_kb "$L1") - $(lk slab_kb "$L0"))) -lt 1024 ] || ok=1
+[ $(($(lk memfree_kb "$L0") - $(lk memfree_kb "$L1"))) -lt 2048 ] || ok=1
+[ "$G1" = "$G0" ] || ok=1
+case $c in *"failures=0"*) ;; *) ok=1 ;; esac
+res load-unload-20-no-leak $ok "$c; before: $L0 grants_mapped=$G0; after: $L1 grants_mapped=$G1 (loaded: $G_LOADED)"
+no_oops dmesg-after-cycles
+cmd 30 load
+wait_sets active 60
+res reload-after-cycles $? "$(states)"
+
+# ---- xl save + xl restore with the module loaded
+T=$(up)
+timeout 120 xl save domu1 /lc/ckpt >/tmp/save.out 2>&1
+res xl-save $? "in $(awk "BEGIN{print $(up)-$T}")s: $(tail -1 /tmp/save.out)"
+T=$(up)
+timeout 180 xl restore /lc/ckpt >/tmp/restore.out 2>&1
+res xl-restore $? "in $(awk "BEGIN{print $(up)-$T}")s: $(tail -1 /tmp/restore.out)"
+rm -f /lc/ckpt
+OLD=$DOMID
+DOMID=$(xl domid domu1 2>/dev/null)
+say "domid $OLD -> $DOMID"
+T=$(up)
+wait_sets active 90
+res restore-republishes $? "domid $OLD -> $DOMID: $(states)after $(awk "BEGIN{print $(up)-$T}")s"
+compare
+res values-equal-after-restore $? "$FIG $BAD"
+no_oops dmesg-after-restore
+cmd 60 unload
+wait_sets none 30
+res rmmod-after-restore $? "$OUT: $(states)"
+no_oops dmesg-after-restore-rmmod
+
+# ---- devices come and go under the loaded module
+cmd 30 load
+wait_sets active 60
+one_state() { fetch; state "$1" "$2"; }
+wait_one() { # wait_one PROVIDER SET active|none SECONDS
+    i=0
+    while [ $i -lt "$4" ]; do
+        st=$(one_state "$1" "$2")
+        if [ "$3" = none ]; then [ "$st" != active ] && return 0; else [ "$st" = "$3" ] && return 0; fi
+        sleep 1
+        i=$((i + 1))
+    done
+    return 1
+}
+timeout 60 xl block-detach domu1 xvda >/tmp/bd.out 2>&1
+r=$?
+wait_one blkfront xvda none 30
+w=$?
+res vbd-detach-withdraws "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/xvda=$(one_state blkfront xvda) $(tail -1 /tmp/bd.out)"
+no_oops dmesg-after-vbd-detach
+timeout 60 xl block-attach domu1 'format=raw,vdev=xvda,access=rw,script=/etc/xen/scripts/hotplug-block,target=/dev/loop7' >/tmp/ba.out 2>&1
+r=$?
+wait_one blkfront xvda active 40
+w=$?
+res vbd-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/xvda=$(one_state blkfront xvda) $(tail -1 /tmp/ba.out)"
+timeout 60 xl network-detach domu1 0 >/tmp/nd.out 2>&1
+r=$?
+wait_one netfront eth0 none 30
+w=$?
+res vif-detach-withdraws "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "netfront/eth0=$(one_state netfront eth0) $(tail -1 /tmp/nd.out)"
+no_oops dmesg-after-vif-detach
+timeout 60 xl network-attach domu1 bridge=xenbr0,mac=00:16:3e:4c:00:03,script=/etc/xen/scripts/hotplug-vif >/tmp/na.out 2>&1
+r=$?
+wait_one netfront eth0 active 40
+w=$?
+# The module's part is the set; xl's own answer is printed.
+res vif-attach-publishes $w "netfront/eth0=$(one_state netfront eth0); xl network-attach rc=$r: $(tr '\n' ' ' </tmp/na.out)"
+[ -f /var/log/xen/xen-hotplug.log ] && sed 's/^/XT: hotplug log: /' /var/log/xen/xen-hotplug.log | tail -5
+cmd 60 unload
+no_oops dmesg-after-hotplug
+
+# ---- benchmark: a 64-statistic set, kernel against user space, twice
+# each, alternating, so that both see the same load
+agent_stop TERM
+for round in 1 2; do
+    cmd 30 load publish_net=0 publish_blk=0 publish_balloon=0
+    cmd 30 example 60
+    timeout 300 kmod_e2e bench "$DOMID" "${BENCH_ROUNDS:-400}" kernel
+    res bench-kernel-run-$round $? ""
+    cmd 30 unexample
+    cmd 30 unload
+    cmd 20 benchuser
+    timeout 300 kmod_e2e bench "$DOMID" "${BENCH_ROUNDS:-400}" user
+    res bench-user-run-$round $? ""
+    cmd 30 benchuserstop
+done
+say "CPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+no_oops dmesg-final
+finish
