@@ -79,7 +79,7 @@ test_programs "$D0"
 initramfs_modules "$D0" loop llc stp bridge xen-netback xen-blkback
 mkdir -p "$D0/etc/xen/scripts"
 install -m755 "$HERE/../hotplug-vif" "$HERE/../hotplug-block" "$D0/etc/xen/scripts/"
-initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-4.17/bin/xentop" /usr/bin/xentop
+initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-$XEN_VERSION/bin/xentop" /usr/bin/xentop
 install -m644 "$HERE/figures.sh" "$D0/figures.sh"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
