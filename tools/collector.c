@@ -19,12 +19,17 @@
 
 #define VCPU_RETRY_ROUNDS 10 /* retry a domain's region every N rounds */
 /*
- * The toolstack's and the guest agent's xenstore nodes of a domain are read
- * every KEY_ROUNDS rounds (a domain's turn comes by its domid, so the reads
- * spread over the rounds): they change seldom, and reading 4 nodes of
- * every domain every second would cost more than all the rest.
+ * xenstore nodes of a domain are read seldom: reading 4 nodes of each of
+ * 1000 domains every second would cost more than all the rest.  The
+ * toolstack's (memory/target, memory/static-max) are read when the domain
+ * is new, when the hypervisor's limit of its memory moves (xl mem-set sets
+ * max_pages to the new target and a slack, so a new target shows at once),
+ * and every TOOLSTACK_KEY_ROUNDS rounds; the guest's data/meminfo_* every
+ * GUEST_KEY_ROUNDS (guest agents rewrite them about once a minute).  A
+ * domain's turn comes by its domid, so the reads spread over the rounds.
  */
-#define KEY_ROUNDS 5
+#define TOOLSTACK_KEY_ROUNDS 30
+#define GUEST_KEY_ROUNDS 10
 /* Guest-reported sizes above this (1 PiB) are not believed. */
 #define GUEST_KIB_MAX (1ULL << 40)
 #define MAX_PCPUS 4096
@@ -51,7 +56,9 @@ struct tracked {
     bool key_valid[NR_KEYS];
     uint64_t key_kib[NR_KEYS];
     uint64_t keys_rejected;
-    bool keys_read; /* at least once */
+    bool keys_read;          /* at least once */
+    uint64_t keys_max_kib;   /* max_memory_kib when the toolstack's were read */
+    uint8_t keys_again;      /* rounds the toolstack's are read again after a move */
     bool pv;   /* added to the monitor */
     bool seen; /* in the last domain list */
 };
@@ -242,22 +249,25 @@ static int parse_kib(const char *text, size_t len, uint64_t max, uint64_t *ret_k
     return 0;
 }
 
-static void read_keys(struct collector *c, struct tracked *t)
+static void read_keys(struct collector *c, struct tracked *t, bool toolstack, bool guest)
 {
     for (int k = 0; k < NR_KEYS; k++) {
         char buf[32];
-        int n = xenstats_host_read_domain_key(c->host, t->info.domid, domain_keys[k].path, buf, sizeof(buf));
         uint64_t kib;
+        int n;
 
+        if (!(domain_keys[k].guest ? guest : toolstack))
+            continue;
+        n = xenstats_host_read_domain_key(c->host, t->info.domid, domain_keys[k].path, buf, sizeof(buf));
         t->key_valid[k] = false;
         if (n == -EOPNOTSUPP) {
             c->no_keys = true;
             return;
         }
-        if (n == -ENOENT)
+        if (n == -ENOENT || (n < 0 && n != -E2BIG))
             continue;
-        if ((n >= 0 || n == -E2BIG) &&
-            (n < 0 || parse_kib(buf, (size_t)n, domain_keys[k].guest ? GUEST_KIB_MAX : UINT64_MAX / 1024, &kib) < 0)) {
+        if (n == -E2BIG ||
+            parse_kib(buf, (size_t)n, domain_keys[k].guest ? GUEST_KIB_MAX : UINT64_MAX / 1024, &kib) < 0) {
             /* Only a guest's own nodes can hold nonsense; say so once per domain. */
             if (domain_keys[k].guest) {
                 if (!t->keys_rejected)
@@ -266,11 +276,11 @@ static void read_keys(struct collector *c, struct tracked *t)
             }
             continue;
         }
-        if (n < 0)
-            continue;
         t->key_kib[k] = kib;
         t->key_valid[k] = true;
     }
+    if (toolstack)
+        t->keys_max_kib = t->info.max_memory_kib;
     t->keys_read = true;
 }
 
@@ -281,9 +291,20 @@ void collector_begin(struct collector *c)
     c->round_start = monotonic_ns();
     c->rounds++;
     refresh_domains(c);
-    for (t = c->domains; t && !c->no_keys; t = t->next)
-        if (!t->keys_read || (t->info.domid + c->rounds) % KEY_ROUNDS == 0)
-            read_keys(c, t);
+    for (t = c->domains; t && !c->no_keys; t = t->next) {
+        bool toolstack;
+
+        /* libxl moves max_pages before it writes the target: read the next round too */
+        if (t->keys_read && t->info.max_memory_kib != t->keys_max_kib)
+            t->keys_again = 2;
+        toolstack = !t->keys_read || t->keys_again || (t->info.domid + c->rounds) % TOOLSTACK_KEY_ROUNDS == 0;
+        if (t->keys_again)
+            t->keys_again--;
+        bool guest = !t->keys_read || (t->info.domid + c->rounds) % GUEST_KEY_ROUNDS == 0;
+
+        if (toolstack || guest)
+            read_keys(c, t, toolstack, guest);
+    }
     if (c->monitor)
         xenstats_monitor_request_all(c->monitor);
     c->collecting = true;
