@@ -36,3 +36,18 @@ dom0_xen() {
     xenconsoled --pid-file=/run/xenconsoled.pid --log=guest --log-dir=/var/log/xen/console
     return $ready
 }
+
+# dom0_backends [DIR]: the backends of a domU's vif and vbd (their modules
+# and hotplug scripts come from initramfs_backends): netback's interfaces
+# join the bridge xenbr0, with dom0 on 10.99.0.1/24; blkback serves
+# /dev/loop7 over a 16 MiB file in DIR (default /tmp)
+dom0_backends() {
+    local dir=${1:-/tmp} m
+    for m in loop llc stp bridge xen-netback xen-blkback; do
+        insmod /modules/$m.ko || say "insmod $m failed"
+    done
+    brctl addbr xenbr0 && brctl stp xenbr0 off && brctl setfd xenbr0 0 &&
+        ip addr add 10.99.0.1/24 dev xenbr0 && ip link set xenbr0 up &&
+        dd if=/dev/zero of="$dir/disk.img" bs=1M count=16 2>/dev/null &&
+        { [ -e /dev/loop7 ] || mknod /dev/loop7 b 7 7; } && losetup /dev/loop7 "$dir/disk.img"
+}

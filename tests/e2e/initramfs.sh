@@ -115,3 +115,13 @@ initramfs_dom0_tools() {
 initramfs_pack() {
     (cd "$1" && find . | cpio -o -H newc --quiet) >"$2"
 }
+
+# initramfs_backends ROOT: what dom0_backends (dom0-up.sh) needs in a dom0
+# image: the backend, bridge and loop modules and the busybox hotplug
+# scripts the domU configurations name (/etc/xen/scripts/hotplug-*)
+initramfs_backends() {
+    local root=$1
+    initramfs_modules "$root" loop llc stp bridge xen-netback xen-blkback
+    mkdir -p "$root/etc/xen/scripts"
+    install -m755 "$INITRAMFS_E2E_DIR/hotplug-vif" "$INITRAMFS_E2E_DIR/hotplug-block" "$root/etc/xen/scripts/"
+}

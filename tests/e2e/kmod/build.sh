@@ -55,9 +55,7 @@ initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-4.17/bin/libxl-save-helper" /usr/lib/x
 initramfs_bin "$D0" "$MB/xenstats" /usr/bin/xenstats
 initramfs_bin "$D0" "$MB/xen_e2e" /usr/bin/xen_e2e
 initramfs_bin "$D0" "$MB/kmod_e2e" /usr/bin/kmod_e2e
-initramfs_modules "$D0" loop llc stp bridge xen-netback xen-blkback
-mkdir -p "$D0/etc/xen/scripts"
-install -m755 "$HERE/../hotplug-vif" "$HERE/../hotplug-block" "$D0/etc/xen/scripts/"
+initramfs_backends "$D0"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
 cat >"$D0/domu/domu.cfg" <<CFG

@@ -31,16 +31,8 @@ for f in stdin:0 stdout:1 stderr:2; do ln -sf /proc/self/fd/${f#*:} /dev/${f%:*}
 ln -sf /proc/self/fd /dev/fd
 dom0_xen 60
 res xenstored $? "ready at $(up)s"
-for m in loop llc stp bridge xen-netback xen-blkback; do
-    insmod /modules/$m.ko || say "insmod $m failed"
-done
-brctl addbr xenbr0 && brctl stp xenbr0 off && brctl setfd xenbr0 0
-ip addr add 10.99.0.1/24 dev xenbr0
-ip link set xenbr0 up
 mkdir -p /lc && mount -t tmpfs -o size=400m tmpfs /lc
-dd if=/dev/zero of=/lc/disk.img bs=1M count=16 2>/dev/null
-[ -e /dev/loop7 ] || mknod /dev/loop7 b 7 7
-losetup /dev/loop7 /lc/disk.img
+dom0_backends /lc
 res dom0-devices $? "xenbr0 and /dev/loop7 ($(up)s)"
 
 timeout 300 xl create /domu/domu.cfg >/tmp/xl.out 2>&1

@@ -76,9 +76,7 @@ initramfs_dom0_tools "$D0"
 test_programs "$D0"
 # the domU's vif on a bridge and its file-backed vbd on a loop device, with
 # hotplug scripts busybox can run; Debian's xentop to compare with
-initramfs_modules "$D0" loop llc stp bridge xen-netback xen-blkback
-mkdir -p "$D0/etc/xen/scripts"
-install -m755 "$HERE/../hotplug-vif" "$HERE/../hotplug-block" "$D0/etc/xen/scripts/"
+initramfs_backends "$D0"
 initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-$XEN_VERSION/bin/xentop" /usr/bin/xentop
 install -m644 "$HERE/figures.sh" "$D0/figures.sh"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"

@@ -32,11 +32,7 @@ res xenstored $? "ready at $(up)s"
 
 # ---- the domU's network and disk: a bridge with dom0 on 10.99.0.1, and a
 # file on a loop device (the hotplug scripts in /etc/xen/scripts)
-for m in loop llc stp bridge xen-netback xen-blkback; do
-    insmod /modules/$m.ko || say "insmod $m failed"
-done
-brctl addbr xenbr0 && ip addr add 10.99.0.1/24 dev xenbr0 && ip link set xenbr0 up &&
-    dd if=/dev/zero of=/tmp/disk.img bs=1M count=16 2>/dev/null && losetup /dev/loop7 /tmp/disk.img
+dom0_backends
 res backends $? "bridge xenbr0 and a 16 MiB disk on /dev/loop7"
 
 # ---- the domU
