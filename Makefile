@@ -11,17 +11,19 @@ all:
 test:
 	scripts/test.sh
 
-# Boots Debian's Xen 4.17 hypervisor, a dom0 and a PV domU under QEMU and
-# checks xenstats end to end (tests/e2e/xen/run.sh; logs in build-e2e/logs).
+# XEN_VERSION=4.17 (default: Debian 12's) or 4.20 (Debian 13's).
+# Boots Debian's Xen hypervisor, a dom0 and a PV domU under QEMU and checks
+# xenstats end to end (tests/e2e/xen/run.sh; logs in build-e2e[-4.20]/logs).
 e2e-xen:
 	tests/e2e/xen/run.sh
 
 clean-e2e:
 	rm -rf build-e2e/img build-e2e/root-dom0 build-e2e/root-domu build-e2e/logs
 
-# Xen 4.17 hypervisor from Debian's source package (through apt) with the
-# series in xen/patches/4.17 applied; builds only the hypervisor (ccache if
-# present).  Output: build-xen-hv/out/xen, xen.gz, xen-syms (docs/hypervisor.md).
+# The Xen hypervisor (upstream 4.17.7 or 4.20.4, checksummed, with Debian's
+# shipped config) with the series in xen/patches/$(XEN_VERSION) applied;
+# builds only the hypervisor (ccache if present).  Output:
+# build-xen-hv/out[-4.20]/xen, xen.gz, xen-syms (docs/hypervisor.md).
 xen-hypervisor:
 	xen/build-hypervisor.sh
 

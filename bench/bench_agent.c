@@ -6,7 +6,11 @@
  * time /metrics takes (render of a fresh sample + transfer over loopback);
  * plus the render time alone of a synthetic snapshot of the same size.
  *
- *   bench_agent [--xenstats PATH] [--domains N] [--seconds S]
+ * With --baseline, the agent of another build (an earlier commit, say)
+ * is measured next on the same host in the same run, and the ratios are
+ * printed: these machines are too noisy for absolute figures alone.
+ *
+ *   bench_agent [--xenstats PATH] [--baseline PATH] [--domains N] [--seconds S]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -278,11 +282,132 @@ static void bench_render(int domains)
     snapshot_unref(s);
 }
 
+struct result {
+    double cpu_idle, cpu_scraped, rss_mib, mean_ms, worst_ms, mb;
+};
+
+static const char *cpu_model(void)
+{
+    static char model[256] = "unknown";
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    while (f && fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+
+        if (!strncmp(line, "model name", 10) && colon) {
+            snprintf(model, sizeof(model), "%s", colon + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return model;
+}
+
+static void ratio_line(const char *what, double now, double base)
+{
+    printf("%-34s %12.1f %12.1f %7.2fx\n", what, now, base, base > 0 ? now / base : 0);
+}
+
+/* Start the agent `bin` on the running host, wait for every set, measure, stop it. */
+static int measure(const char *bin, int port, int domains, int seconds, struct result *r)
+{
+    char listen_arg[64];
+    pid_t agent;
+    int i;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(listen_arg, sizeof(listen_arg), "127.0.0.1:%d", port);
+    printf("# agent: %s\n", bin);
+    fflush(stdout);
+    agent = fork();
+    if (agent == 0) {
+        execl(bin, bin, "-q", "agent", "--listen", listen_arg, "--interval", "1s", NULL);
+        _exit(127);
+    }
+    /* wait until every set is active in the agent's view */
+    for (i = 0; i < 600; i++) {
+        char *body = NULL;
+        double ms;
+        const char *p;
+        long active = -1;
+
+        sleep_ms(500);
+        if (http_get(port, "/metrics", &ms, &body) > 0 && (p = strstr(body, "xenstats_agent_pv_sets{state=\"active\"} ")))
+            active = atol(p + strlen("xenstats_agent_pv_sets{state=\"active\"} "));
+        free(body);
+        if (active >= (long)domains * SETS)
+            break;
+        if (i % 20 == 19)
+            fprintf(stderr, "bench_agent: %ld of %d sets active\n", active, domains * SETS);
+    }
+    if (i == 600) {
+        fprintf(stderr, "bench_agent: the sets never all became active\n");
+        kill(agent, SIGTERM);
+        waitpid(agent, NULL, 0);
+        return -1;
+    }
+    double cpu0, cpu1, sum = 0;
+    uint64_t t0, t1;
+    long peak = 0, bytes = 0;
+    int scrapes = 0;
+
+    /* sampling alone: what the agent costs between scrapes */
+    cpu0 = cpu_seconds(agent);
+    t0 = monotonic_ns();
+    while (monotonic_ns() - t0 < (uint64_t)seconds * 1000000000ULL) {
+        long kb = rss_kb(agent);
+
+        if (kb > peak)
+            peak = kb;
+        sleep_ms(500);
+    }
+    t1 = monotonic_ns();
+    cpu1 = cpu_seconds(agent);
+    r->cpu_idle = 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9);
+    printf("agent    sampling only: CPU %.1f%% of one core over %d s (goal <= 3%%)\n", r->cpu_idle, seconds);
+    /* then a scrape every second, the worst case of a scraper */
+    cpu0 = cpu_seconds(agent);
+    t0 = monotonic_ns();
+    while (monotonic_ns() - t0 < (uint64_t)seconds * 1000000000ULL) {
+        double ms;
+        long kb = rss_kb(agent);
+
+        sleep_ms(1000);
+        bytes = http_get(port, "/metrics", &ms, NULL);
+        if (bytes > 0) {
+            sum += ms;
+            r->worst_ms = ms > r->worst_ms ? ms : r->worst_ms;
+            scrapes++;
+        }
+        if (kb > peak)
+            peak = kb;
+    }
+    t1 = monotonic_ns();
+    cpu1 = cpu_seconds(agent);
+    r->cpu_scraped = 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9);
+    r->rss_mib = (double)peak / 1024.0;
+    r->mean_ms = scrapes ? sum / scrapes : 0;
+    r->mb = (double)bytes / 1e6;
+    printf("agent    with a scrape every second: CPU %.1f%% of one core; RSS peak %.1f MiB (goal <= 64 MiB)\n",
+           r->cpu_scraped, r->rss_mib);
+    printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal <= 50 ms mean)\n",
+           r->mb, r->mean_ms, r->worst_ms, scrapes);
+    fflush(stdout);
+    kill(agent, SIGTERM);
+    waitpid(agent, NULL, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int domains = 1000, seconds = 30, port, i;
-    char dir[] = "/tmp/xenstats-bench-agent-XXXXXX", sock[PATH_MAX], listen_arg[64], self[PATH_MAX];
-    pid_t emu, agent, children[64];
+    char dir[] = "/tmp/xenstats-bench-agent-XXXXXX", sock[PATH_MAX], self[PATH_MAX];
+    const char *baseline = NULL;
+    struct result now, base;
+    pid_t emu, children[64];
     int nr_children = 0;
 
     if (argc == 4 && !strcmp(argv[1], "--child-providers"))
@@ -294,8 +419,10 @@ int main(int argc, char **argv)
             domains = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
+            baseline = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_agent [--xenstats PATH] [--domains N] [--seconds S]\n");
+            fprintf(stderr, "usage: bench_agent [--xenstats PATH] [--baseline PATH] [--domains N] [--seconds S]\n");
             return 2;
         }
     }
@@ -345,76 +472,17 @@ int main(int argc, char **argv)
         children[nr_children++] = pid;
     }
     port = 20000 + (int)(getpid() % 20000);
-    snprintf(listen_arg, sizeof(listen_arg), "127.0.0.1:%d", port);
-    agent = fork();
-    if (agent == 0) {
-        execl(xenstats, xenstats, "-q", "agent", "--listen", listen_arg, "--interval", "1s", NULL);
-        _exit(127);
+    printf("# CPU: %s\n", cpu_model());
+    if (measure(xenstats, port, domains, seconds, &now) == 0 && baseline &&
+        measure(baseline, port + 1, domains, seconds, &base) == 0) {
+        printf("\n%-34s %12s %12s %8s\n", "same host, same run", "this", "baseline", "ratio");
+        ratio_line("CPU, sampling only (% of a core)", now.cpu_idle, base.cpu_idle);
+        ratio_line("CPU, a scrape a second (%)", now.cpu_scraped, base.cpu_scraped);
+        ratio_line("RSS peak (MiB)", now.rss_mib, base.rss_mib);
+        ratio_line("GET /metrics mean (ms)", now.mean_ms, base.mean_ms);
+        ratio_line("GET /metrics worst (ms)", now.worst_ms, base.worst_ms);
+        ratio_line("/metrics size (MB)", now.mb, base.mb);
     }
-    /* wait until every set is active in the agent's view */
-    for (i = 0; i < 600; i++) {
-        char *body = NULL;
-        double ms;
-        const char *p;
-        long active = -1;
-
-        sleep_ms(500);
-        if (http_get(port, "/metrics", &ms, &body) > 0 && (p = strstr(body, "xenstats_agent_pv_sets{state=\"active\"} ")))
-            active = atol(p + strlen("xenstats_agent_pv_sets{state=\"active\"} "));
-        free(body);
-        if (active >= (long)domains * SETS)
-            break;
-        if (i % 20 == 19)
-            fprintf(stderr, "bench_agent: %ld of %d sets active\n", active, domains * SETS);
-    }
-    if (i == 600) {
-        fprintf(stderr, "bench_agent: the sets never all became active\n");
-    } else {
-        double cpu0, cpu1, worst = 0, sum = 0;
-        uint64_t t0, t1;
-        long peak = 0, bytes = 0;
-        int scrapes = 0;
-
-        /* sampling alone: what the agent costs between scrapes */
-        cpu0 = cpu_seconds(agent);
-        t0 = monotonic_ns();
-        while (monotonic_ns() - t0 < (uint64_t)seconds * 1000000000ULL) {
-            long kb = rss_kb(agent);
-
-            if (kb > peak)
-                peak = kb;
-            sleep_ms(500);
-        }
-        t1 = monotonic_ns();
-        cpu1 = cpu_seconds(agent);
-        printf("agent    sampling only: CPU %.1f%% of one core over %d s (goal <= 5%%)\n",
-               100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9), seconds);
-        /* then a scrape every second, the worst case of a scraper */
-        cpu0 = cpu_seconds(agent);
-        t0 = monotonic_ns();
-        while (monotonic_ns() - t0 < (uint64_t)seconds * 1000000000ULL) {
-            double ms;
-            long kb = rss_kb(agent);
-
-            sleep_ms(1000);
-            bytes = http_get(port, "/metrics", &ms, NULL);
-            if (bytes > 0) {
-                sum += ms;
-                worst = ms > worst ? ms : worst;
-                scrapes++;
-            }
-            if (kb > peak)
-                peak = kb;
-        }
-        t1 = monotonic_ns();
-        cpu1 = cpu_seconds(agent);
-        printf("agent    with a scrape every second: CPU %.1f%% of one core; RSS peak %.1f MiB (goal < 100 MiB)\n",
-               100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9), (double)peak / 1024.0);
-        printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal < 100 ms)\n",
-               (double)bytes / 1e6, scrapes ? sum / scrapes : 0, worst, scrapes);
-    }
-    kill(agent, SIGTERM);
-    waitpid(agent, NULL, 0);
     for (i = 0; i < nr_children; i++)
         kill(children[i], SIGTERM);
     for (i = 0; i < nr_children; i++)

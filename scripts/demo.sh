@@ -35,11 +35,11 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-"$XENSTATS" emu -p 2 \
-    -D name=web,vcpus=2,workload=cpu \
-    -D name=db,vcpus=2,workload=io \
-    -D name=batch,vcpus=3,workload=mixed,offline=1 \
-    -D name=idle,vcpus=1,workload=idle >"$LOGS/emu.log" 2>&1 &
+"$XENSTATS" emu -p 2 --memory 16G --dom0-memory 2G \
+    -D name=web,vcpus=2,workload=cpu,memory=1G,maxmem=2G \
+    -D name=db,vcpus=2,workload=io,memory=4G \
+    -D name=batch,vcpus=3,workload=mixed,offline=1,memory=2G \
+    -D name=idle,vcpus=1,workload=idle,memory=512M >"$LOGS/emu.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
     [ -S "$XENSTATS_EMU_DIR/control" ] && break

@@ -26,42 +26,24 @@
 #include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
+#include "collector.h"
 #include "export/export.h"
 #include "http_guard.h"
 #include "tool.h"
 #include "util/util.h"
-#include "vcpu_fallback.h"
 
 #define CMD "agent"
 #define DEFAULT_PORT 9740
-#define VCPU_RETRY_ROUNDS 10 /* retry a domain's region every N rounds */
-
-struct tracked {
-    struct tracked *next;
-    struct xenstats_domain_info info;
-    struct xenstats_vcpu_map *map;
-    char *vcpu_error;
-    uint32_t retry_in;
-    bool pv;   /* added to the monitor */
-    bool seen; /* in the last domain list */
-};
 
 struct agent {
     struct xenstats_host *host;
-    struct xenstats_monitor *monitor;
-    struct tracked *domains;
+    struct collector *collector;
     struct MHD_Daemon *httpd;
     struct http_guard *guard; /* the HTTP thread's only */
     uint64_t http_refused, http_evicted; /* atomic: HTTP thread */
     uint64_t interval_ns;
-    bool toolstack;
     int epfd, tfd, sfd;
-
-    /* the round in progress */
-    bool collecting;
-    uint64_t round_start, round_deadline;
-
-    uint64_t samples, errors;
+    bool collecting; /* a round is in progress */
     uint64_t scrapes; /* atomic: HTTP threads */
 
     pthread_mutex_t lock; /* current */
@@ -87,370 +69,35 @@ static void usage(FILE *f)
             PROG, DEFAULT_PORT);
 }
 
-/* ---- domains ----------------------------------------------------------------- */
-
-static void tracked_free(struct agent *a, struct tracked *t)
-{
-    if (t->pv)
-        xenstats_monitor_remove_domain(a->monitor, t->info.domid);
-    xenstats_vcpu_map_close(t->map);
-    free(t->vcpu_error);
-    free(t);
-}
-
-static void try_map(struct agent *a, struct tracked *t)
-{
-    if (t->map || t->retry_in-- > 0)
-        return;
-    t->map = tool_vcpu_map_open(a->host, t->info.domid);
-    free(t->vcpu_error);
-    t->vcpu_error = NULL;
-    if (t->map)
-        return;
-    switch (errno) {
-    case EOPNOTSUPP:
-        t->vcpu_error = strdup("the host does not provide the vCPU statistics resource");
-        break;
-    case EPERM:
-    case EACCES:
-        t->vcpu_error = strdup(t->info.domid == xenstats_host_self_domid(a->host)
-                                   ? "a domain cannot map its own statistics"
-                                   : "permission denied");
-        break;
-    default:
-        t->vcpu_error = strdup(xenstats_strerror(-errno));
-        break;
-    }
-    t->retry_in = VCPU_RETRY_ROUNDS;
-}
-
-static void refresh_domains(struct agent *a)
-{
-    struct xenstats_domain_info *list = NULL;
-    struct tracked *t, **pp;
-    size_t n = 0, i;
-    int r;
-
-    r = xenstats_host_list_domains(a->host, &list, &n);
-    if (r < 0) {
-        log_error("cannot list domains: %s", xenstats_strerror(r));
-        a->errors++;
-        return;
-    }
-    for (t = a->domains; t; t = t->next)
-        t->seen = false;
-    for (i = 0; i < n; i++) {
-        for (t = a->domains; t && t->info.domid != list[i].domid; t = t->next)
-            ;
-        if (!t) {
-            t = calloc(1, sizeof(*t));
-            if (!t)
-                continue;
-            t->info = list[i];
-            /* keep the list sorted by domid */
-            for (pp = &a->domains; *pp && (*pp)->info.domid < t->info.domid; pp = &(*pp)->next)
-                ;
-            t->next = *pp;
-            *pp = t;
-            log_info("tracking domain %u (%s)", t->info.domid, t->info.name);
-            if (a->monitor && t->info.domid != xenstats_host_self_domid(a->host)) {
-                r = xenstats_monitor_add_domain(a->monitor, t->info.domid);
-                if (r < 0) {
-                    log_warning("domain %u: PV stats not monitored: %s", t->info.domid, strerror(-r));
-                    a->errors++;
-                } else {
-                    t->pv = true;
-                }
-            }
-        }
-        t->info = list[i];
-        t->seen = true;
-        try_map(a, t);
-    }
-    for (pp = &a->domains; (t = *pp);) {
-        if (!t->seen) {
-            *pp = t->next;
-            log_info("domain %u (%s) is gone", t->info.domid, t->info.name);
-            tracked_free(a, t);
-            continue;
-        }
-        pp = &t->next;
-    }
-    free(list);
-}
-
-/* ---- snapshots -------------------------------------------------------------- */
-
-static char *dup_or_empty(const char *s)
-{
-    return strdup(s ? s : "");
-}
-
-static void fill_vcpus(struct agent *a, struct tracked *t, struct snap_domain *d)
-{
-    uint32_t n = t->map ? xenstats_vcpu_map_nr_vcpus(t->map) : 0, i;
-    struct xenstats_vcpu_sample *samples;
-    uint64_t now = 0;
-
-    d->vcpu_source = VCPU_SOURCE_NONE;
-    d->vcpu_error = t->vcpu_error ? strdup(t->vcpu_error) : NULL;
-    if (!n)
-        return;
-    samples = calloc(n, sizeof(*samples));
-    d->vcpus = calloc(n, sizeof(*d->vcpus));
-    if (!samples || !d->vcpus || xenstats_vcpu_map_snapshot_all(t->map, samples, n) < 0 ||
-        xenstats_vcpu_map_clock(t->map, &now) < 0) {
-        free(d->vcpu_error);
-        d->vcpu_error = strdup("cannot read the vCPU statistics");
-        free(d->vcpus);
-        d->vcpus = NULL;
-        free(samples);
-        a->errors++;
-        return;
-    }
-    d->vcpu_source = xenstats_vcpu_map_source(t->map) == XENSTATS_VCPU_SOURCE_HYPERCALL ? VCPU_SOURCE_HYPERCALL
-                                                                                         : VCPU_SOURCE_RESOURCE;
-    d->nr_vcpus = n;
-    for (i = 0; i < n; i++) {
-        struct snap_vcpu *v = &d->vcpus[i];
-        uint64_t times[4];
-
-        xenstats_vcpu_sample_project(&samples[i], now, times);
-        for (int s = 0; s < 4; s++) {
-            v->time_valid[s] = xenstats_vcpu_sample_status(&samples[i], (unsigned int)s) == XENSTATS_COUNTER_VALID;
-            v->time_ns[s] = times[s];
-        }
-        v->state = xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID &&
-                           samples[i].raw[XEN_VCPU_STATS_STATE] <= 3
-                       ? (uint8_t)samples[i].raw[XEN_VCPU_STATS_STATE]
-                       : 0xff;
-        v->changes_valid =
-            xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_STATE_CHANGES) == XENSTATS_COUNTER_VALID;
-        v->changes = xenstats_vcpu_sample_value(&samples[i], XEN_VCPU_STATS_STATE_CHANGES);
-    }
-    free(samples);
-}
-
-static int compare_sets(const void *x, const void *y)
-{
-    const struct snap_set *a = x, *b = y;
-    int c = strcmp(a->provider, b->provider);
-
-    return c ? c : strcmp(a->set, b->set);
-}
-
-static struct snap_domain *find_domain(struct snapshot *s, uint32_t domid)
-{
-    uint32_t lo = 0, hi = s->nr_domains;
-
-    /* the snapshot's domains are sorted by domid */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-
-        if (s->domains[mid].domid == domid)
-            return &s->domains[mid];
-        if (s->domains[mid].domid < domid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
-static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, const struct xenstats_pv_set_info *info)
-{
-    out->provider = dup_or_empty(info->provider);
-    out->set = dup_or_empty(info->set);
-    out->reason = dup_or_empty(info->reason);
-    out->state = info->state;
-    out->samples = info->samples;
-    out->timeouts = info->timeouts;
-    out->errors = info->errors;
-    out->latency_ns = info->last_latency_ns;
-    out->stats = info->nr_stats ? calloc(info->nr_stats, sizeof(*out->stats)) : NULL;
-    if (!out->stats)
-        return;
-    {
-        struct xenstats_pv_stat st;
-        size_t total = 0, used = 0;
-        uint32_t k;
-
-        /* names and texts of the set in one block: one allocation per set */
-        for (k = 0; k < info->nr_stats; k++) {
-            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
-                break;
-            total += strlen(st.name) + 1;
-            if (st.type == XENSTATS_PV_ASCII)
-                total += (st.valid ? strlen(st.value.ascii) : 0) + 1;
-        }
-        out->strings = malloc(total ? total : 1);
-        if (!out->strings) {
-            free(out->stats);
-            out->stats = NULL;
-            return;
-        }
-        for (k = 0; k < info->nr_stats; k++) {
-            struct snap_stat *o = &out->stats[k];
-            size_t len;
-
-            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
-                break;
-            len = strlen(st.name) + 1;
-            if (used + len > total)
-                break; /* the set changed between the two passes: stop here */
-            o->name = memcpy(out->strings + used, st.name, len);
-            used += len;
-            o->type = (uint8_t)st.type;
-            o->valid = st.valid;
-            if (st.type == XENSTATS_PV_ASCII) {
-                const char *text = st.valid ? st.value.ascii : "";
-
-                len = strlen(text) + 1;
-                if (used + len > total)
-                    break;
-                o->ascii = memcpy(out->strings + used, text, len);
-                used += len;
-            } else {
-                o->v.u64 = st.value.u64; /* the union's bits, whatever the type */
-            }
-        }
-        out->nr_stats = k;
-    }
-}
-
-/* Every monitored set into its domain: one pass to count, one to fill. */
-static void fill_sets(struct agent *a, struct snapshot *s)
-{
-    size_t n = a->monitor ? xenstats_monitor_nr_sets(a->monitor) : 0, i;
-    struct xenstats_pv_set_info info;
-    struct snap_domain *d;
-
-    for (i = 0; i < n; i++) {
-        xenstats_pv_set_get_info(xenstats_monitor_set(a->monitor, i), &info);
-        d = find_domain(s, info.domid);
-        if (d)
-            d->nr_sets++; /* capacity for now */
-    }
-    for (i = 0; i < s->nr_domains; i++) {
-        d = &s->domains[i];
-        d->sets = d->nr_sets ? calloc(d->nr_sets, sizeof(*d->sets)) : NULL;
-        d->nr_sets = 0;
-    }
-    for (i = 0; i < n; i++) {
-        const struct xenstats_pv_set *set = xenstats_monitor_set(a->monitor, i);
-
-        xenstats_pv_set_get_info(set, &info);
-        d = find_domain(s, info.domid);
-        if (!d || !d->sets)
-            continue;
-        fill_set(&d->sets[d->nr_sets++], set, &info);
-        s->agent.sets_by_state[info.state < 6 ? info.state : 0]++;
-    }
-    for (i = 0; i < s->nr_domains; i++)
-        if (s->domains[i].nr_sets > 1)
-            qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct snap_set), compare_sets);
-}
-
-static void count_providers(struct snapshot *s)
-{
-    for (uint32_t i = 0; i < s->nr_domains; i++) {
-        const struct snap_domain *d = &s->domains[i];
-
-        /* sets are sorted by provider: count the changes */
-        for (uint32_t j = 0; j < d->nr_sets; j++)
-            if (!j || strcmp(d->sets[j].provider, d->sets[j - 1].provider))
-                s->agent.providers++;
-    }
-}
+/* ---- the round ---------------------------------------------------------------- */
 
 static void publish_snapshot(struct agent *a)
 {
-    struct snapshot *s = snapshot_new(), *old;
-    struct timespec wall;
-    struct tracked *t;
-    uint32_t n = 0, i = 0;
-    uint64_t now = monotonic_ns();
+    struct snap_agent counts = {0};
+    struct snapshot *s, *old;
 
+    counts.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
+    counts.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
+    counts.http_evicted = __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED);
+    s = collector_snapshot(a->collector, &counts);
     if (!s) {
-        a->errors++;
+        log_error("cannot build a snapshot: %s", strerror(errno));
         return;
     }
-    for (t = a->domains; t; t = t->next)
-        n++;
-    s->domains = calloc(n ? n : 1, sizeof(*s->domains));
-    if (!s->domains) {
-        snapshot_unref(s);
-        a->errors++;
-        return;
-    }
-    clock_gettime(CLOCK_REALTIME, &wall);
-    s->wall = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
-    s->monotonic_ns = now;
-    s->interval = (double)a->interval_ns / 1e9;
-    s->backend = xenstats_host_backend(a->host) == XENSTATS_BACKEND_XEN ? "xen" : "emu";
-    s->self_domid = xenstats_host_self_domid(a->host);
-    for (t = a->domains; t; t = t->next, i++) {
-        struct snap_domain *d = &s->domains[i];
-
-        d->domid = t->info.domid;
-        snprintf(d->name, sizeof(d->name), "%s", t->info.name);
-        d->nr_vcpus = t->info.nr_vcpus;
-        fill_vcpus(a, t, d);
-        if (t->pv) {
-            struct xenstats_pv_domain_info pi;
-
-            if (xenstats_monitor_domain_info(a->monitor, t->info.domid, &pi) == 0) {
-                d->pv_monitored = true;
-                d->pv_throttled = pi.throttled;
-                d->pv_sets_rejected = pi.sets_rejected;
-                d->pv_sets_ignored = pi.sets_ignored;
-                d->pv_rescans = pi.rescans;
-                d->pv_xenstore_reads = pi.xenstore_reads;
-                d->pv_budget_exceeded = pi.budget_exceeded;
-                d->pv_log_suppressed = pi.log_suppressed;
-            }
-        }
-    }
-    s->nr_domains = n;
-    fill_sets(a, s);
-    count_providers(s);
-    a->samples++;
-    s->agent.samples = a->samples;
-    s->agent.errors = a->errors;
-    s->agent.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
-    s->agent.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
-    s->agent.http_evicted = __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED);
-    s->agent.sample_duration = (double)(now - a->round_start) / 1e9;
-
     pthread_mutex_lock(&a->lock);
     old = a->current;
     a->current = s;
-    a->last_complete_ns = now;
+    a->last_complete_ns = s->monotonic_ns;
     pthread_mutex_unlock(&a->lock);
     snapshot_unref(old);
 }
 
-/* ---- the round ---------------------------------------------------------------- */
-
-static void start_round(struct agent *a)
-{
-    a->round_start = monotonic_ns();
-    refresh_domains(a);
-    if (a->monitor)
-        xenstats_monitor_request_all(a->monitor);
-    a->collecting = true;
-    a->round_deadline = a->round_start + a->interval_ns / 2;
-}
-
 static void maybe_finish_round(struct agent *a)
 {
-    if (!a->collecting)
-        return;
-    /* Every answer in, or the slowest provider timed out. */
-    if (a->monitor && xenstats_monitor_pending(a->monitor) && monotonic_ns() < a->round_deadline)
-        return;
-    a->collecting = false;
-    publish_snapshot(a);
+    if (a->collecting && collector_round_done(a->collector, monotonic_ns())) {
+        a->collecting = false;
+        publish_snapshot(a);
+    }
 }
 
 /* ---- HTTP ------------------------------------------------------------------------ */
@@ -684,11 +331,8 @@ static int run(struct agent *a)
         struct epoll_event evs[8];
         int n, i, timeout = -1;
 
-        if (a->collecting) {
-            uint64_t now = monotonic_ns();
-
-            timeout = now >= a->round_deadline ? 0 : (int)((a->round_deadline - now) / 1000000ULL) + 1;
-        }
+        if (a->collecting)
+            timeout = collector_round_wait_ms(a->collector, monotonic_ns());
         n = epoll_wait(a->epfd, evs, 8, timeout);
         if (n < 0 && errno != EINTR)
             return fail(CMD, "epoll_wait: %s", strerror(errno));
@@ -704,8 +348,10 @@ static int run(struct agent *a)
                 }
                 break;
             case TAG_TIMER:
-                if (read(a->tfd, &ticks, sizeof(ticks)) > 0 && !a->collecting)
-                    start_round(a);
+                if (read(a->tfd, &ticks, sizeof(ticks)) > 0 && !a->collecting) {
+                    collector_begin(a->collector);
+                    a->collecting = true;
+                }
                 break;
             case TAG_MONITOR: {
                 int r;
@@ -715,11 +361,11 @@ static int run(struct agent *a)
                  * rather than waking for each. */
                 if (a->collecting)
                     sleep_ns(1000000);
-                r = xenstats_monitor_dispatch(a->monitor, 0);
+                r = collector_dispatch(a->collector);
 
                 /* xenstore or the event channel device is gone: exit non-zero
                  * and let the service manager start us again */
-                if (r < 0 && r != -EINTR)
+                if (r < 0)
                     return fail(CMD, "lost the host: %s", strerror(-r));
                 break;
             }
@@ -737,8 +383,8 @@ int cmd_agent(int argc, char **argv)
         {"list-metrics", no_argument, NULL, 'M'},  {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct agent a = {.interval_ns = 1000000000ULL, .toolstack = true, .epfd = -1, .tfd = -1, .sfd = -1};
-    struct xenstats_monitor_opts mo = {.size = sizeof(mo)};
+    struct agent a = {.interval_ns = 1000000000ULL, .epfd = -1, .tfd = -1, .sfd = -1};
+    struct collector_opts co = {.create_stats_node = true};
     const char *listen_arg = "127.0.0.1:9740";
     struct sockaddr_storage addr;
     uint64_t timeout_ns = 500000000ULL;
@@ -762,7 +408,7 @@ int cmd_agent(int argc, char **argv)
                 return fail(CMD, "--timeout %s: expected a duration between 1ms and 60s", optarg);
             break;
         case 'N':
-            a.toolstack = false;
+            co.create_stats_node = false;
             break;
         case 'M':
             metrics_reference(stdout);
@@ -792,12 +438,13 @@ int cmd_agent(int argc, char **argv)
     a.host = tool_host_open(CMD);
     if (!a.host)
         goto out;
-    mo.sample_timeout_ms = (uint32_t)(timeout_ns / 1000000ULL);
-    mo.min_interval_ms = (uint32_t)(a.interval_ns / 2000000ULL);
-    mo.create_stats_node = a.toolstack;
-    a.monitor = xenstats_monitor_new(a.host, &mo);
-    if (!a.monitor)
-        log_warning("PV stats are not monitored: %s", strerror(errno));
+    co.interval_ns = a.interval_ns;
+    co.sample_timeout_ms = (uint32_t)(timeout_ns / 1000000ULL);
+    a.collector = collector_new(a.host, &co);
+    if (!a.collector) {
+        fail(CMD, "out of memory");
+        goto out;
+    }
     a.epfd = epoll_create1(EPOLL_CLOEXEC);
     a.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     a.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -806,7 +453,7 @@ int cmd_agent(int argc, char **argv)
     its.it_value.tv_nsec = 1; /* first round at once */
     if (a.epfd < 0 || a.tfd < 0 || a.sfd < 0 || timerfd_settime(a.tfd, 0, &its, NULL) < 0 ||
         epoll_add(a.epfd, a.tfd, TAG_TIMER) < 0 || epoll_add(a.epfd, a.sfd, TAG_SIGNAL) < 0 ||
-        (a.monitor && epoll_add(a.epfd, xenstats_monitor_fd(a.monitor), TAG_MONITOR) < 0)) {
+        (collector_fd(a.collector) >= 0 && epoll_add(a.epfd, collector_fd(a.collector), TAG_MONITOR) < 0)) {
         fail(CMD, "cannot set up the event loop: %s", strerror(errno));
         goto out;
     }
@@ -837,14 +484,7 @@ out:
     if (a.httpd)
         MHD_stop_daemon(a.httpd);
     http_guard_free(a.guard);
-    while (a.domains) {
-        struct tracked *t = a.domains;
-
-        a.domains = t->next;
-        tracked_free(&a, t);
-    }
-    /* Closing every port lets providers see the monitor leave. */
-    xenstats_monitor_free(a.monitor);
+    collector_free(a.collector);
     xenstats_host_close(a.host);
     snapshot_unref(a.current);
     if (a.epfd >= 0)

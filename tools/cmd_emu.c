@@ -61,6 +61,10 @@ static void usage(FILE *f)
             "       %s emu create SPEC              create a domain in the running emulator\n"
             "       %s emu destroy DOMID            destroy a domain\n"
             "       %s emu list                     list the domains\n"
+            "       %s emu pause|unpause DOMAIN     pause or unpause a domain (DOMID or name)\n"
+            "       %s emu shutdown DOMAIN [--reason R]  shut a domain down (R: poweroff (default),\n"
+            "                                       reboot, suspend, crash, watchdog, soft_reset)\n"
+            "       %s emu mem-set DOMAIN SIZE      set the balloon target (as xl mem-set)\n"
             "       %s emu dump DOMID FILE          write a domain's vCPU statistics region to FILE\n\n"
             "Options of run:\n"
             "  -d, --dir DIR          run directory (default $XENSTATS_EMU_DIR, else\n"
@@ -70,13 +74,17 @@ static void usage(FILE *f)
             "  -D, --domain SPEC      create a domain at start (repeatable)\n"
             "  -c, --config FILE      read settings and domains from FILE\n"
             "      --dom0-vcpus N     vCPUs of Domain-0 (default 2)\n"
+            "  -m, --memory SIZE      the host's memory (default 256G)\n"
+            "      --dom0-memory SIZE Domain-0's memory (default 1G)\n"
             "      --duration DURATION  exit after this long (default: run until SIGINT/SIGTERM)\n"
             "  -h, --help             show this help\n\n"
             "SPEC is key=value pairs separated by commas: name=NAME (required), vcpus=N (default 1),\n"
             "workload=cpu|io|idle|mixed (default idle), offline=N (last N vCPUs offline),\n"
-            "vcpu-stats=yes|no (no: the host lacks the resource, like stock Xen).\n"
+            "vcpu-stats=yes|no (no: the host lacks the resource, like stock Xen), memory=SIZE\n"
+            "(default 128M), maxmem=SIZE (default: memory), shared=SIZE, outstanding=SIZE (default 0).\n"
+            "SIZE is a number with K, M, G or T (none: M), whole 4 KiB pages.\n"
             "Example: %s emu -p 4 -D name=web,vcpus=4,workload=cpu -D name=db,vcpus=2,workload=io\n",
-            PROG, PROG, PROG, PROG, PROG, PROG);
+            PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG);
 }
 
 static int control_path(char *buf, size_t len)
@@ -124,6 +132,90 @@ static size_t count_domains(const struct emu_run *run)
     return n;
 }
 
+/* A domain by domid or name; NULL with the error already replied. */
+static struct emu_domain *find_domain(struct emu_run *run, int fd, const char *arg)
+{
+    struct emu_domain *d;
+    uint64_t domid;
+
+    if (parse_u64(arg, EMU_MAX_DOMID, &domid) == 0) {
+        d = emu_domain_find(&run->host, (uint32_t)domid);
+        if (!d)
+            reply(fd, "error ESRCH domain %s does not exist", arg);
+        return d;
+    }
+    for (d = run->host.domains; d; d = d->next)
+        if (!strcmp(d->spec.name, arg))
+            return d;
+    reply(fd, "error ESRCH no domain is named '%s'", arg);
+    return NULL;
+}
+
+/* xl list's state letters */
+static void domain_state(const struct emu_domain *d, char buf[7])
+{
+    static const char reasons[] = "-rscwS";
+    uint32_t flags = emu_domain_flags(d);
+
+    buf[0] = flags & XENSTATS_DOMAIN_RUNNING ? 'r' : '-';
+    buf[1] = flags & XENSTATS_DOMAIN_BLOCKED ? 'b' : '-';
+    buf[2] = flags & XENSTATS_DOMAIN_PAUSED ? 'p' : '-';
+    buf[3] = flags & XENSTATS_DOMAIN_SHUTDOWN ? 's' : '-';
+    buf[4] = d->shut_down && d->shutdown_reason < sizeof(reasons) - 1 ? reasons[d->shutdown_reason] : '-';
+    buf[5] = flags & XENSTATS_DOMAIN_DYING ? 'd' : '-';
+    buf[6] = '\0';
+}
+
+static int control_domain(struct emu_run *run, int fd, const char *verb, char *arg)
+{
+    char *extra = arg ? strchr(arg, ' ') : NULL;
+    struct emu_domain *d;
+    uint64_t kib;
+    uint32_t reason = XENSTATS_SHUTDOWN_POWEROFF;
+    int r;
+
+    if (!arg || !*arg)
+        return reply(fd, "error EINVAL %s needs a domain", verb);
+    if (extra)
+        *extra++ = '\0';
+    d = find_domain(run, fd, arg);
+    if (!d)
+        return 0;
+    if (!strcmp(verb, "pause") || !strcmp(verb, "unpause")) {
+        if (extra)
+            return reply(fd, "error EINVAL %s takes one domain", verb);
+        if (d->domid == 0)
+            return reply(fd, "error EINVAL Domain-0 cannot be paused (Xen refuses to pause the caller's domain)");
+        if (!strcmp(verb, "unpause") && !d->pause_count)
+            return reply(fd, "error EINVAL domain %u is not paused", d->domid);
+        r = !strcmp(verb, "pause") ? emu_domain_pause(&run->host, d->domid) : emu_domain_unpause(&run->host, d->domid);
+        if (r == -EOVERFLOW)
+            return reply(fd, "error EOVERFLOW domain %u is paused 255 times already", d->domid);
+    } else if (!strcmp(verb, "shutdown")) {
+        if (extra && emu_shutdown_reason_parse(extra, &reason) < 0)
+            return reply(fd,
+                         "error EINVAL unknown shutdown reason '%s' (poweroff, reboot, suspend, crash, watchdog, "
+                         "soft_reset)",
+                         extra);
+        if (d->domid == 0)
+            return reply(fd, "error EPERM Domain-0 cannot be shut down here");
+        r = emu_domain_shutdown(&run->host, d->domid, reason);
+        if (r == -EALREADY)
+            return reply(fd, "error EALREADY domain %u is already shut down (%s)", d->domid,
+                         emu_shutdown_reason_name(d->shutdown_reason));
+    } else {
+        if (!extra)
+            return reply(fd, "error EINVAL mem-set needs a domain and a size");
+        if (emu_size_parse(extra, EMU_MAX_SIZE_KIB, &kib) < 0 || kib == 0)
+            return reply(fd, "error EINVAL '%s' is not a memory size (e.g. 512M, 2G; whole 4 KiB pages)", extra);
+        if (kib > d->static_max_kib)
+            return reply(fd, "error EINVAL %lluK is above domain %u's static maximum %lluK (maxmem)",
+                         (unsigned long long)kib, d->domid, (unsigned long long)d->static_max_kib);
+        r = emu_domain_set_target(&run->host, d->domid, kib);
+    }
+    return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
+}
+
 static int handle_command(struct emu_run *run, int fd, char *line)
 {
     char *arg = strchr(line, ' ');
@@ -147,6 +239,9 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         r = emu_domain_create(&run->host, &spec);
         if (r == -EEXIST)
             return reply(fd, "error EEXIST a domain named '%s' exists", spec.name);
+        if (r == -ENOMEM)
+            return reply(fd, "error ENOMEM the host has %lluK free, the domain wants %lluK",
+                         (unsigned long long)run->host.free_memory_kib, (unsigned long long)spec.memory_kib);
         if (r < 0)
             return reply(fd, "error EIO %s", strerror(-r));
         return reply(fd, "ok %d", r);
@@ -164,17 +259,39 @@ static int handle_command(struct emu_run *run, int fd, char *line)
     if (!strcmp(line, "list") && !arg) {
         struct emu_domain *d;
 
-        for (d = run->host.domains; d; d = d->next)
-            reply(fd, "domain %u %s %u %s %u %s", d->domid, d->spec.name, d->spec.nr_vcpus,
-                  emu_workload_name(d->spec.workload), d->spec.nr_offline, d->spec.vcpu_stats ? "yes" : "no");
+        for (d = run->host.domains; d; d = d->next) {
+            const uint8_t *u = d->uuid;
+            char state[7], max[24];
+
+            domain_state(d, state);
+            if (d->max_kib == XENSTATS_KIB_UNLIMITED)
+                snprintf(max, sizeof(max), "-");
+            else
+                snprintf(max, sizeof(max), "%llu", (unsigned long long)d->max_kib);
+            reply(fd,
+                  "domain %u %s %u %s %u %s %s %llu %llu %s %.3f "
+                  "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                  d->domid, d->spec.name, d->spec.nr_vcpus, emu_workload_name(d->spec.workload), d->spec.nr_offline,
+                  d->spec.vcpu_stats ? "yes" : "no", state, (unsigned long long)d->memory_kib,
+                  (unsigned long long)d->target_kib, max, (double)emu_domain_cpu_time(d, run->host.last_tick) / 1e9, u[0], u[1], u[2], u[3],
+                  u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+        }
         return reply(fd, "ok");
     }
+    if (!strcmp(line, "pause") || !strcmp(line, "unpause") || !strcmp(line, "shutdown") ||
+        !strcmp(line, "mem-set"))
+        return control_domain(run, fd, line, arg);
+
     if (!strcmp(line, "stats") && !arg) {
         reply(fd, "domain-count %zu", count_domains(run));
         reply(fd, "xenstore-requests %llu", (unsigned long long)xs_wire_requests_handled());
+        reply(fd, "pcpus %u", run->host.nr_pcpus);
+        reply(fd, "memory-kib %llu", (unsigned long long)run->host.total_memory_kib);
+        reply(fd, "free-memory-kib %llu", (unsigned long long)run->host.free_memory_kib);
         return reply(fd, "ok");
     }
-    return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list, stats)");
+    return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list, stats, pause DOMAIN, "
+                     "unpause DOMAIN, shutdown DOMAIN [REASON], mem-set DOMAIN SIZE)");
 }
 
 static void client_close(struct client *c)
@@ -301,7 +418,8 @@ static void on_signal(struct emu_loop *loop, int fd, uint32_t events, void *data
     }
 }
 
-static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, char ***specs, size_t *nspecs)
+static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, uint64_t *memory, char ***specs,
+                       size_t *nspecs)
 {
     char *text = NULL, *line, *save = NULL;
     unsigned int lineno = 0;
@@ -328,6 +446,9 @@ static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, char *
         } else if (!strcmp(key, "tick")) {
             if (parse_duration_ns(value, tick) < 0 || *tick < 100000)
                 r = fail(CMD, "%s:%u: tick: expected a duration of at least 100us", path, lineno);
+        } else if (!strcmp(key, "memory")) {
+            if (emu_size_parse(value, EMU_MAX_SIZE_KIB, memory) < 0 || !*memory)
+                r = fail(CMD, "%s:%u: memory: expected a size such as 64G (at most 1T)", path, lineno);
         } else if (!strcmp(key, "domain")) {
             char **grown = realloc(*specs, (*nspecs + 1) * sizeof(char *));
 
@@ -340,7 +461,7 @@ static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, char *
                 (*nspecs)++;
             }
         } else {
-            r = fail(CMD, "%s:%u: unknown setting '%s' (pcpus, tick, domain)", path, lineno, key);
+            r = fail(CMD, "%s:%u: unknown setting '%s' (pcpus, tick, memory, domain)", path, lineno, key);
         }
         if (r)
             break;
@@ -356,9 +477,11 @@ static int run_emulator(int argc, char **argv)
         {"tick", required_argument, NULL, 't'},       {"domain", required_argument, NULL, 'D'},
         {"config", required_argument, NULL, 'c'},     {"dom0-vcpus", required_argument, NULL, 'z'},
         {"duration", required_argument, NULL, 'u'},   {"help", no_argument, NULL, 'h'},
+        {"memory", required_argument, NULL, 'm'},     {"dom0-memory", required_argument, NULL, 'Z'},
         {NULL, 0, NULL, 0},
     };
     uint64_t pcpus = 2, tick = 10000000ULL, dom0_vcpus = 2, duration = 0;
+    uint64_t memory = 256ULL << 20, dom0_memory = 1ULL << 20; /* KiB */
     char dir[PATH_MAX - 64], **specs = NULL, err[256];
     const char *config = NULL;
     struct emu_run run = {.tfd = -1, .sfd = -1, .lfd = -1};
@@ -370,7 +493,7 @@ static int run_emulator(int argc, char **argv)
 
     if (emu_run_dir(dir, sizeof(dir)) < 0)
         return fail(CMD, "run directory path too long");
-    while ((c = getopt_long(argc, argv, "d:p:t:D:c:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:p:t:D:c:m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
             if (strlen(optarg) >= sizeof(dir))
@@ -401,6 +524,14 @@ static int run_emulator(int argc, char **argv)
             if (parse_u64(optarg, EMU_MAX_VCPUS, &dom0_vcpus) < 0 || !dom0_vcpus)
                 return fail(CMD, "--dom0-vcpus %s: expected 1..%d", optarg, EMU_MAX_VCPUS);
             break;
+        case 'm':
+            if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &memory) < 0 || !memory)
+                return fail(CMD, "--memory %s: expected a size such as 64G (at most 1T)", optarg);
+            break;
+        case 'Z':
+            if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &dom0_memory) < 0 || !dom0_memory)
+                return fail(CMD, "--dom0-memory %s: expected a size such as 1G", optarg);
+            break;
         case 'u':
             if (parse_duration_ns(optarg, &duration) < 0)
                 return fail(CMD, "--duration %s: expected a duration such as 30s", optarg);
@@ -425,7 +556,7 @@ static int run_emulator(int argc, char **argv)
         char **cfg = NULL;
         size_t ncfg = 0;
 
-        if (config && read_config(config, &pcpus, &tick, &cfg, &ncfg)) {
+        if (config && read_config(config, &pcpus, &tick, &memory, &cfg, &ncfg)) {
             for (i = 0; i < ncfg; i++)
                 free(cfg[i]);
             free(cfg);
@@ -447,7 +578,11 @@ static int run_emulator(int argc, char **argv)
         sigaddset(&mask, SIGTERM);
         sigprocmask(SIG_BLOCK, &mask, NULL);
 
-        r = emu_host_init(&run.host, dir, (uint32_t)pcpus, tick);
+        if (dom0_memory > memory) {
+            r = fail(CMD, "--dom0-memory exceeds the host's --memory");
+            goto out_specs_cfg;
+        }
+        r = emu_host_init(&run.host, dir, (uint32_t)pcpus, tick, memory);
         if (r == -EADDRINUSE) {
             r = fail(CMD, "an emulator is already running in %s", dir);
             goto out_specs_cfg;
@@ -476,6 +611,8 @@ static int run_emulator(int argc, char **argv)
         spec.nr_offline = 0;
         spec.workload = EMU_WORKLOAD_IDLE;
         spec.vcpu_stats = true;
+        spec.memory_kib = spec.maxmem_kib = dom0_memory;
+        spec.shared_kib = spec.outstanding_kib = 0;
         r = emu_domain_create(&run.host, &spec);
         for (i = 0; r >= 0 && i < ncli + ncfg; i++) {
             const char *s = i < ncfg ? cfg[i] : specs[i - ncfg];
@@ -486,7 +623,10 @@ static int run_emulator(int argc, char **argv)
                 fail(CMD, "two domains are named '%s'", spec.name);
         }
         if (r < 0) {
-            if (r != -EEXIST)
+            if (r == -ENOMEM)
+                fail(CMD, "cannot create domain '%s': the host's --memory has %lluK free, it wants %lluK", spec.name,
+                     (unsigned long long)run.host.free_memory_kib, (unsigned long long)spec.memory_kib);
+            else if (r != -EEXIST)
                 fail(CMD, "cannot create domain '%s': %s", spec.name, strerror(-r));
             r = 1;
             goto out;
@@ -658,6 +798,21 @@ out:
     return r;
 }
 
+/* "VERB A [B]", refusing arguments the line protocol cannot carry. */
+static int control_args(const char *verb, const char *a, const char *b)
+{
+    char request[CONTROL_LINE_MAX];
+    int n;
+
+    if (!*a || strpbrk(a, " \t\n") || (b && (!*b || strpbrk(b, " \t\n"))))
+        return fail(CMD, "%s: empty argument, or one with blanks or a newline", verb);
+    n = b ? snprintf(request, sizeof(request), "%s %s %s", verb, a, b)
+          : snprintf(request, sizeof(request), "%s %s", verb, a);
+    if (n < 0 || (size_t)n >= sizeof(request))
+        return fail(CMD, "%s: argument too long", verb);
+    return control_request(request);
+}
+
 int cmd_emu(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "run";
@@ -671,6 +826,28 @@ int cmd_emu(int argc, char **argv)
             return fail(CMD, "argument too long or has a newline");
         return control_request(request);
     }
+    if (!strcmp(sub, "pause") || !strcmp(sub, "unpause")) {
+        if (argc != 3)
+            return fail(CMD, "usage: %s emu %s DOMAIN", PROG, sub);
+        return control_args(sub, argv[2], NULL);
+    }
+    if (!strcmp(sub, "mem-set")) {
+        if (argc != 4)
+            return fail(CMD, "usage: %s emu mem-set DOMAIN SIZE", PROG);
+        return control_args(sub, argv[2], argv[3]);
+    }
+    if (!strcmp(sub, "shutdown")) {
+        const char *reason = NULL;
+
+        if (argc == 5 && !strcmp(argv[3], "--reason"))
+            reason = argv[4];
+        else if (argc == 4 && !strncmp(argv[3], "--reason=", 9))
+            reason = argv[3] + 9;
+        else if (argc != 3)
+            return fail(CMD, "usage: %s emu shutdown DOMAIN [--reason poweroff|reboot|suspend|crash|watchdog|soft_reset]",
+                        PROG);
+        return control_args(sub, argv[2], reason);
+    }
     if (!strcmp(sub, "stats")) {
         if (argc != 2)
             return fail(CMD, "usage: %s emu stats", PROG);
@@ -679,7 +856,7 @@ int cmd_emu(int argc, char **argv)
     if (!strcmp(sub, "list")) {
         if (argc != 2)
             return fail(CMD, "usage: %s emu list", PROG);
-        printf("DOMID NAME VCPUS WORKLOAD OFFLINE VCPU-STATS\n");
+        printf("DOMID NAME VCPUS WORKLOAD OFFLINE VCPU-STATS STATE MEM-KIB TARGET-KIB MAXMEM-KIB CPU-S UUID\n");
         return control_request("list");
     }
     if (!strcmp(sub, "dump")) {

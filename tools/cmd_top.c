@@ -19,7 +19,7 @@
 
 struct options {
     const char *url;
-    bool direct, batch;
+    bool direct, batch, xentop;
     struct top_ui_options ui;
 };
 
@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "  -D, --direct            read the host in-process: no agent needed (dom0 only)\n"
             "  -b, --batch             print plain-text snapshots (the default when stdout is\n"
             "                          not a terminal)\n"
+            "  -x, --xentop            with --batch: print exactly `xentop -b`'s columns, in its\n"
+            "                          order and format, for scripts that parse xentop\n"
             "  -d, --delay DURATION    between updates (default 1s; e.g. 500ms, 2s)\n"
             "  -n, --iterations N      stop after N updates\n"
             "  -s, --sort KEY          sort by KEY (default domid; figures biggest first):\n"
@@ -56,6 +58,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"batch", no_argument, NULL, 'b'},       {"delay", required_argument, NULL, 'd'},
         {"iterations", required_argument, NULL, 'n'}, {"sort", required_argument, NULL, 's'},
         {"reverse", no_argument, NULL, 'r'},     {"help", no_argument, NULL, 'h'},
+        {"xentop", no_argument, NULL, 'x'},
         {NULL, 0, NULL, 0},
     };
     bool have_url = false;
@@ -63,7 +66,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
     o->url = DEFAULT_URL;
     o->ui.delay_ns = 1000000000ULL;
-    while ((c = getopt_long(argc, argv, "u:Dbd:n:s:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "u:Dbxd:n:s:rh", opts, NULL)) != -1) {
         switch (c) {
         case 'u':
             o->url = optarg;
@@ -74,6 +77,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'b':
             o->batch = true;
+            break;
+        case 'x':
+            o->xentop = true;
             break;
         case 'd':
             if (parse_duration_ns(optarg, &o->ui.delay_ns) < 0 || o->ui.delay_ns < 100000000ULL ||
@@ -103,6 +109,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
     if (o->direct && have_url)
         return fail(CMD, "--url and --direct exclude each other");
+    if (o->xentop && !o->batch)
+        return fail(CMD, "--xentop is a batch format: add --batch");
     if (!o->batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
         o->batch = true;
     return 0;
@@ -142,6 +150,20 @@ static int fetch_newer(struct top_source *src, const struct top_snapshot *prev, 
     }
 }
 
+/* A round's first line: "# time 2026-12-04T03:40:00.125Z" (UTC, of the sample). */
+static void print_time(const struct top_snapshot *snap)
+{
+    time_t secs = (time_t)snap->time;
+    struct tm tm;
+    char when[32];
+
+    if (!snap->time || !gmtime_r(&secs, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm)) {
+        printf("# time unknown\n");
+        return;
+    }
+    printf("# time %s.%03dZ\n", when, (int)((snap->time - (double)secs) * 1000) % 1000);
+}
+
 static int run_batch(struct top_source *src, struct top_snapshot *first, const struct options *o)
 {
     struct top_snapshot *prev = first, *cur = NULL;
@@ -173,7 +195,12 @@ static int run_batch(struct top_source *src, struct top_snapshot *first, const s
             goto out;
         }
         top_sort(cur, o->ui.sort, o->ui.reverse, order);
-        top_print_batch(stdout, cur, order);
+        if (o->xentop) {
+            top_print_xentop(stdout, cur, order);
+        } else {
+            print_time(cur);
+            top_print_batch(stdout, cur, order);
+        }
         printed++;
         top_snapshot_free(prev);
         prev = cur;

@@ -102,26 +102,6 @@ static int parse_options(int argc, char **argv, struct options *o, const char **
     return 0;
 }
 
-static const char *open_error(int err)
-{
-    switch (err) {
-    case -EOPNOTSUPP:
-        return "the host does not provide vCPU statistics for it (XENMEM_resource_stats_table unsupported)";
-    case -EPERM:
-    case -EACCES:
-        return "permission denied (only the control domain may map another domain's vCPU statistics, "
-               "and not its own)";
-    case -EBADMSG:
-        return "malformed vCPU statistics region: bad magic";
-    case -EINVAL:
-        return "malformed vCPU statistics region: inconsistent header";
-    case -ERANGE:
-        return "malformed vCPU statistics region: records beyond the mapping";
-    default:
-        return xenstats_strerror(err);
-    }
-}
-
 static int take_frame(struct xenstats_vcpu_map *map, uint32_t n, struct frame *f)
 {
     uint32_t i;
@@ -298,7 +278,7 @@ int cmd_vcpu(int argc, char **argv)
     if (o.file) {
         map = xenstats_vcpu_map_open_file(o.file);
         if (!map)
-            return fail(CMD, "%s: %s", o.file, errno == ENOENT ? strerror(ENOENT) : open_error(-errno));
+            return fail(CMD, "%s: %s", o.file, errno == ENOENT ? strerror(ENOENT) : tool_vcpu_open_error(-errno));
         snprintf(info.name, sizeof(info.name), "%s", "dump");
         info.domid = 0;
     } else {
@@ -309,7 +289,7 @@ int cmd_vcpu(int argc, char **argv)
             goto out;
         map = tool_vcpu_map_open(host, info.domid);
         if (!map) {
-            fail(CMD, "domain %u (%s): %s", info.domid, info.name, open_error(-errno));
+            fail(CMD, "domain %u (%s): %s", info.domid, info.name, tool_vcpu_open_error(-errno));
             goto out;
         }
     }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "export/export.h"
+
 #define TOP_NR_RUNSTATES 4 /* running, runnable, blocked, offline */
 
 /* Bounds on what one snapshot may hold; larger is rejected as malformed. */
@@ -74,6 +76,22 @@ struct top_domain {
     struct top_set *sets;
     enum top_set_severity worst; /* TOP_SET_ACTIVE when there is no set */
     const char *worst_state;     /* points into sets[], or NULL without sets */
+    /*
+     * xentop's state flags, "dsbcpr" with '-' for each not set (dying,
+     * shutdown, blocked, crashed, paused, running); "?" when the snapshot
+     * does not say.
+     */
+    char state[8];
+    /*
+     * The FIGUREs of metrics.def: the domain's own, and for vif and vbd
+     * figures the sum over its devices; seconds for time figures.
+     */
+    bool fig_valid[FIG_COUNT];
+    double fig[FIG_COUNT];
+    size_t nr_vifs, nr_vbds;
+    /* Of the last interval: CPU time over elapsed time, 100 = one pCPU (xentop's CPU%). */
+    bool cpu_pct_valid;
+    double cpu_pct;
     /* Of the last interval (top_snapshot_rates()): the mean over vCPUs. */
     bool share_valid[TOP_NR_RUNSTATES];
     double share[TOP_NR_RUNSTATES];
@@ -86,6 +104,9 @@ struct top_snapshot {
     double time;     /* Unix seconds of the sample; 0 when unknown */
     double interval; /* the producer's sampling interval; 0 when unknown */
     char *backend;
+    char *xen_version; /* NULL when the host does not say */
+    bool fig_valid[FIG_COUNT]; /* the host's FIGUREs */
+    double fig[FIG_COUNT];
     bool have_rates;
     double elapsed; /* seconds since the snapshot the rates come from */
     size_t nr_domains;
@@ -248,6 +269,13 @@ void top_format_row(char *buf, size_t len, const struct top_domain *d, int name_
 
 /* Batch mode: the header line and one line per domain, in `order`. */
 void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *order);
+
+/*
+ * Batch mode as `xentop -b` prints it: its header and one line per domain
+ * with its columns, widths and units, so scripts that parse xentop can
+ * read this instead.
+ */
+void top_print_xentop(FILE *out, const struct top_snapshot *snap, const size_t *order);
 
 struct top_ui_options {
     uint64_t delay_ns;

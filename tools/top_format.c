@@ -6,17 +6,43 @@
 
 #include "top.h"
 
+/*
+ * The domain list's columns: the fixed ones, with the FIGUREs of
+ * metrics.def that name a top column between CPU% and VCPUS, in their
+ * order there.
+ */
+enum cell {
+    CELL_DOMID,
+    CELL_NAME,
+    CELL_STATE,
+    CELL_CPU_PCT,
+    CELL_FIGURES, /* every figure column goes here */
+    CELL_VCPUS,
+    CELL_RUNNING,
+    CELL_RUNNABLE,
+    CELL_BLOCKED,
+    CELL_OFFLINE,
+    CELL_CHANGES,
+    CELL_SETS,
+    CELL_WORST,
+};
+
 struct column {
     const char *title;
-    int width; /* 0: the name column */
-    enum top_sort_key key;
+    int width;    /* 0: the name column */
+    int sort_key; /* -1: not a sort column */
+    enum cell cell;
 };
 
 static const struct column columns[] = {
-    {"DOMID", 6, TOP_SORT_DOMID},      {"NAME", 0, TOP_SORT_NAME},        {"VCPUS", 6, TOP_SORT_VCPUS},
-    {"RUNNING%", 9, TOP_SORT_RUNNING}, {"RUNNABLE%", 10, TOP_SORT_RUNNABLE}, {"BLOCKED%", 9, TOP_SORT_BLOCKED},
-    {"OFFLINE%", 9, TOP_SORT_OFFLINE}, {"CHANGES/S", 10, TOP_SORT_CHANGES}, {"SETS", 5, TOP_SORT_SETS},
-    {"WORST", 10, TOP_SORT_WORST},
+    {"DOMID", 6, TOP_SORT_DOMID, CELL_DOMID},         {"NAME", 0, TOP_SORT_NAME, CELL_NAME},
+    {"STATE", 6, -1, CELL_STATE},                     {"CPU%", 6, -1, CELL_CPU_PCT},
+    {NULL, 7, -1, CELL_FIGURES},                      {"VCPUS", 5, TOP_SORT_VCPUS, CELL_VCPUS},
+    /* the runstate shares: running, runnable (waiting for a pCPU), blocked, offline */
+    {"RUN%", 6, TOP_SORT_RUNNING, CELL_RUNNING},      {"WAIT%", 6, TOP_SORT_RUNNABLE, CELL_RUNNABLE},
+    {"BLOCK%", 6, TOP_SORT_BLOCKED, CELL_BLOCKED},    {"OFF%", 6, TOP_SORT_OFFLINE, CELL_OFFLINE},
+    {"CHG/S", 7, TOP_SORT_CHANGES, CELL_CHANGES},     {"SETS", 5, TOP_SORT_SETS, CELL_SETS},
+    {"WORST", 10, TOP_SORT_WORST, CELL_WORST},
 };
 
 int top_name_width(const struct top_snapshot *snap, int cap)
@@ -46,40 +72,79 @@ static void add(char *buf, size_t len, size_t *pos, const char *fmt, ...)
         *pos = *pos + (size_t)n >= len ? len - 1 : *pos + (size_t)n;
 }
 
+/* A right-aligned cell (left for WORST), the name column padded to name_width. */
+static void cell(char *buf, size_t len, size_t *pos, const struct column *c, int name_width, const char *text)
+{
+    const char *sep = *pos ? " " : "";
+
+    if (!c->width)
+        add(buf, len, pos, "%s%-*s", sep, name_width, text);
+    else if (c->cell == CELL_WORST)
+        add(buf, len, pos, "%s%-*s", sep, c->width, text);
+    else
+        add(buf, len, pos, "%s%*s", sep, c->width, text);
+}
+
+/* No trailing blanks: batch lines are compared and parsed. */
+static void trim(char *buf, size_t pos)
+{
+    while (pos && buf[pos - 1] == ' ')
+        buf[--pos] = '\0';
+}
+
 void top_format_header(char *buf, size_t len, int name_width, int sort)
 {
     size_t i, pos = 0;
-    char title[16];
+    char title[32];
 
     buf[0] = '\0';
     for (i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
         const struct column *c = &columns[i];
 
-        snprintf(title, sizeof(title), "%s%s", c->title, (int)c->key == sort ? "*" : "");
-        if (!c->width)
-            add(buf, len, &pos, "%s%-*s", i ? " " : "", name_width, title);
-        else if (c->key == TOP_SORT_WORST)
-            add(buf, len, &pos, "%s%-*s", i ? " " : "", c->width, title);
-        else
-            add(buf, len, &pos, "%s%*s", i ? " " : "", c->width, title);
+        if (c->cell == CELL_FIGURES) {
+            for (int id = 0; id < FIG_COUNT; id++)
+                if (figure_decls[id].scope == SCOPE_DOMAIN && figure_decls[id].top[0])
+                    cell(buf, len, &pos, c, name_width, figure_decls[id].top);
+            continue;
+        }
+        snprintf(title, sizeof(title), "%s%s", c->title, c->sort_key >= 0 && c->sort_key == sort ? "*" : "");
+        cell(buf, len, &pos, c, name_width, title);
     }
-    while (pos && buf[pos - 1] == ' ')
-        buf[--pos] = '\0';
+    trim(buf, pos);
 }
 
-static void share(char *cell, size_t len, bool valid, double value)
+static void share(char *out, size_t len, bool valid, double value)
 {
     if (valid)
-        snprintf(cell, len, "%.1f", value * 100.0);
+        snprintf(out, len, "%.1f", value * 100.0);
     else
-        snprintf(cell, len, "-");
+        snprintf(out, len, "-");
+}
+
+/* A figure for people: bytes as 1.5G, seconds whole, counts as they are. */
+static void human(char *out, size_t len, enum figure_id id, bool valid, double v)
+{
+    static const char units[] = "BKMGTPE";
+    const char *unit = metric_decls[figure_decls[id].metric].unit;
+    int u = 0;
+
+    if (!valid) {
+        snprintf(out, len, "-");
+    } else if (!strcmp(unit, "bytes")) {
+        while (v >= 1024 && u < 6) {
+            v /= 1024;
+            u++;
+        }
+        snprintf(out, len, u && v < 10 ? "%.1f%c" : "%.0f%c", v, units[u]);
+    } else {
+        snprintf(out, len, "%.0f", v);
+    }
 }
 
 void top_format_row(char *buf, size_t len, const struct top_domain *d, int name_width, bool batch)
 {
-    char name[4 * TOP_MAX_STRING + 8], cells[TOP_NR_RUNSTATES][32], rate[32];
+    char name[4 * TOP_MAX_STRING + 8], text[64];
     size_t pos = 0, o = 0, i;
-    unsigned int s;
 
     for (i = 0; d->name[i] && o + 5 < sizeof(name); i++) {
         if (batch && d->name[i] == ' ') {
@@ -95,18 +160,56 @@ void top_format_row(char *buf, size_t len, const struct top_domain *d, int name_
         name[name_width > 1 ? name_width - 1 : 0] = '~';
         name[name_width > 1 ? name_width : 1] = '\0';
     }
-    for (s = 0; s < TOP_NR_RUNSTATES; s++)
-        share(cells[s], sizeof(cells[s]), d->share_valid[s], d->share[s]);
-    if (d->rate_valid)
-        snprintf(rate, sizeof(rate), "%.1f", d->changes_per_s);
-    else
-        snprintf(rate, sizeof(rate), "-");
     buf[0] = '\0';
-    add(buf, len, &pos, "%6u %-*s %6u %9s %10s %9s %9s %10s %5zu %-10s", d->domid, name_width, name, d->nr_vcpus,
-        cells[0], cells[1], cells[2], cells[3], rate, d->nr_sets, d->worst_state ? d->worst_state : "-");
-    /* No trailing blanks: batch lines are compared and parsed. */
-    while (pos && buf[pos - 1] == ' ')
-        buf[--pos] = '\0';
+    for (i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+        const struct column *c = &columns[i];
+
+        switch (c->cell) {
+        case CELL_DOMID:
+            snprintf(text, sizeof(text), "%u", d->domid);
+            break;
+        case CELL_NAME:
+            cell(buf, len, &pos, c, name_width, name);
+            continue;
+        case CELL_STATE:
+            snprintf(text, sizeof(text), "%s", d->state[0] ? d->state : "?");
+            break;
+        case CELL_CPU_PCT:
+            share(text, sizeof(text), d->cpu_pct_valid, d->cpu_pct / 100.0);
+            break;
+        case CELL_FIGURES:
+            for (int id = 0; id < FIG_COUNT; id++) {
+                if (figure_decls[id].scope != SCOPE_DOMAIN || !figure_decls[id].top[0])
+                    continue;
+                human(text, sizeof(text), (enum figure_id)id, d->fig_valid[id], d->fig[id]);
+                cell(buf, len, &pos, c, name_width, text);
+            }
+            continue;
+        case CELL_VCPUS:
+            snprintf(text, sizeof(text), "%u", d->nr_vcpus);
+            break;
+        case CELL_RUNNING:
+        case CELL_RUNNABLE:
+        case CELL_BLOCKED:
+        case CELL_OFFLINE:
+            share(text, sizeof(text), d->share_valid[c->cell - CELL_RUNNING], d->share[c->cell - CELL_RUNNING]);
+            break;
+        case CELL_CHANGES:
+            if (d->rate_valid)
+                snprintf(text, sizeof(text), "%.1f", d->changes_per_s);
+            else
+                snprintf(text, sizeof(text), "-");
+            break;
+        case CELL_SETS:
+            snprintf(text, sizeof(text), "%zu", d->nr_sets);
+            break;
+        case CELL_WORST:
+            snprintf(text, sizeof(text), "%s", d->worst_state ? d->worst_state : "-");
+            break;
+        }
+        cell(buf, len, &pos, c, name_width, text);
+    }
+    trim(buf, pos);
 }
 
 void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *order)
@@ -122,6 +225,42 @@ void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *o
 
         top_format_row(line, sizeof(line), d, width, true);
         fprintf(out, "%s\n", line);
+    }
+    fflush(out);
+}
+
+/* ---- xentop -b ------------------------------------------------------------ */
+
+static unsigned long long whole(const struct top_domain *d, enum figure_id id, double scale)
+{
+    return d->fig_valid[id] ? (unsigned long long)(d->fig[id] / scale) : 0;
+}
+
+void top_print_xentop(FILE *out, const struct top_snapshot *snap, const size_t *order)
+{
+    double total = snap->fig_valid[FIG_HOST_MEMORY_TOTAL] ? snap->fig[FIG_HOST_MEMORY_TOTAL] : 0;
+
+    /* xentop.c's header and field formats, column for column */
+    fprintf(out, "      NAME  STATE   CPU(sec) CPU(%%)     MEM(k) MEM(%%)  MAXMEM(k) MAXMEM(%%) VCPUS NETS NETTX(k) "
+                 "NETRX(k) VBDS   VBD_OO   VBD_RD   VBD_WR  VBD_RSECT  VBD_WSECT SSID\n");
+    for (size_t i = 0; i < snap->nr_domains; i++) {
+        const struct top_domain *d = &snap->domains[order ? order[i] : i];
+        double mem = d->fig_valid[FIG_DOMAIN_MEMORY] ? d->fig[FIG_DOMAIN_MEMORY] : 0;
+        bool limited = d->fig_valid[FIG_DOMAIN_MEMORY_MAX];
+        double maxmem = limited ? d->fig[FIG_DOMAIN_MEMORY_MAX] : 0;
+        char state[8];
+
+        snprintf(state, sizeof(state), "%s", strlen(d->state) == 6 ? d->state : "------");
+        fprintf(out, "%10s %s %10llu %6.1f %10llu %6.1f", d->name, state, whole(d, FIG_DOMAIN_CPU, 1),
+                d->cpu_pct_valid ? d->cpu_pct : 0.0, (unsigned long long)(mem / 1024), total ? mem * 100 / total : 0);
+        if (limited)
+            fprintf(out, " %10llu %9.1f", (unsigned long long)(maxmem / 1024), total ? maxmem * 100 / total : 0);
+        else
+            fprintf(out, " %10s %9s", "no limit", "n/a");
+        fprintf(out, " %5u %4zu %8llu %8llu %4zu %8llu %8llu %8llu %10llu %10llu %4u\n", d->nr_vcpus, d->nr_vifs,
+                whole(d, FIG_VIF_TX_BYTES, 1024), whole(d, FIG_VIF_RX_BYTES, 1024), d->nr_vbds,
+                whole(d, FIG_VBD_OO, 1), whole(d, FIG_VBD_READS, 1), whole(d, FIG_VBD_WRITES, 1),
+                whole(d, FIG_VBD_READ_SECTORS, 1), whole(d, FIG_VBD_WRITE_SECTORS, 1), 0u);
     }
     fflush(out);
 }

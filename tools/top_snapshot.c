@@ -339,6 +339,86 @@ static int parse_set(struct ctx *c, const char *where, struct json_object *o, st
     return 0;
 }
 
+/* The state flags of the JSON, as xentop shows them. */
+static int parse_state(struct ctx *c, const char *where, struct json_object *o, struct top_domain *d)
+{
+    static const struct {
+        const char *name;
+        char letter;
+        int column;
+    } flags[] = {{"dying", 'd', 0},   {"shutdown", 's', 1}, {"blocked", 'b', 2},
+                 {"crashed", 'c', 3}, {"paused", 'p', 4},   {"running", 'r', 5}};
+    struct json_object *state;
+    size_t i, k, n;
+
+    snprintf(d->state, sizeof(d->state), "?");
+    if (get_array(c, where, o, "state", 16, &state, &n) || !state)
+        return c->r;
+    snprintf(d->state, sizeof(d->state), "------");
+    for (i = 0; i < n; i++) {
+        struct json_object *v = json_object_array_get_idx(state, i);
+
+        if (!json_object_is_type(v, json_type_string))
+            return bad(c, where, "state", "expected an array of strings");
+        /* a flag this build does not know is left out */
+        for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+            if (!strcmp(json_object_get_string(v), flags[k].name))
+                d->state[flags[k].column] = flags[k].letter;
+    }
+    return 0;
+}
+
+/*
+ * The FIGUREs of `scope` in object o, each optional: seconds for time
+ * figures, integers otherwise; added into fig[] when `sum`.
+ */
+static int parse_figures(struct ctx *c, const char *where, struct json_object *o, enum figure_scope scope, bool sum,
+                         bool *fig_valid, double *fig)
+{
+    for (int id = 0; id < FIG_COUNT; id++) {
+        const struct figure_decl *fd = &figure_decls[id];
+        bool valid = false;
+        uint64_t u = 0;
+        double v = 0;
+
+        if (fd->scope != scope)
+            continue;
+        if (fd->ns) {
+            if (get_seconds(c, where, o, fd->json, false, &valid, &v))
+                return c->r;
+        } else {
+            if (get_uint(c, where, o, fd->json, UINT64_MAX, false, &valid, &u))
+                return c->r;
+            v = (double)u;
+        }
+        if (!valid)
+            continue;
+        fig[id] = sum && fig_valid[id] ? fig[id] + v : v;
+        fig_valid[id] = true;
+    }
+    return 0;
+}
+
+/* A domain's vifs or vbds: counted, their figures summed into the domain's. */
+static int parse_devices(struct ctx *c, const char *where, struct json_object *o, const char *key,
+                         enum figure_scope scope, struct top_domain *d, size_t *ret_count)
+{
+    struct json_object *list;
+    char sub[128];
+    size_t i;
+
+    if (get_array(c, where, o, key, 65536, &list, ret_count))
+        return c->r;
+    for (i = 0; i < *ret_count; i++) {
+        struct json_object *dev = json_object_array_get_idx(list, i);
+
+        path_of(sub, sizeof(sub), "%s.%s[%zu]", where, key, i);
+        if (expect_object(c, sub, dev) || parse_figures(c, sub, dev, scope, true, d->fig_valid, d->fig))
+            return c->r;
+    }
+    return 0;
+}
+
 static int parse_domain(struct ctx *c, const char *where, struct json_object *o, struct top_domain *d)
 {
     struct json_object *vcpus, *sets;
@@ -360,6 +440,10 @@ static int parse_domain(struct ctx *c, const char *where, struct json_object *o,
     d->nr_vcpus = (uint32_t)n;
     if (!d->name && !(d->name = strdup("")))
         return oom(c);
+    if (parse_state(c, where, o, d) || parse_figures(c, where, o, SCOPE_DOMAIN, false, d->fig_valid, d->fig) ||
+        parse_devices(c, where, o, "vifs", SCOPE_VIF, d, &d->nr_vifs) ||
+        parse_devices(c, where, o, "vbds", SCOPE_VBD, d, &d->nr_vbds))
+        return c->r;
     if (d->nr_vcpu_rows) {
         d->vcpus = calloc(d->nr_vcpu_rows, sizeof(*d->vcpus));
         if (!d->vcpus) {
@@ -405,7 +489,9 @@ static int parse_root(struct ctx *c, struct json_object *root, struct top_snapsh
         get_seconds(c, "", root, "interval", false, &valid, &snap->interval))
         return c->r;
     host = member(root, "host");
-    if (host && (expect_object(c, "host", host) || get_string(c, "host", host, "backend", false, &snap->backend)))
+    if (host && (expect_object(c, "host", host) || get_string(c, "host", host, "backend", false, &snap->backend) ||
+                 get_string(c, "host", host, "xen_version", false, &snap->xen_version) ||
+                 parse_figures(c, "host", host, SCOPE_HOST, false, snap->fig_valid, snap->fig)))
         return c->r;
     if (get_array(c, "", root, "domains", TOP_MAX_DOMAINS, &domains, &snap->nr_domains))
         return c->r;
@@ -431,6 +517,34 @@ struct top_snapshot *top_snapshot_new(void)
     return calloc(1, sizeof(struct top_snapshot));
 }
 
+/*
+ * The offset of the first raw control character inside a string, or -1.
+ * RFC 8259 forbids them; json-c's strict mode lets them through up to 0.16
+ * (Debian 12) and rejects them from 0.17 (Debian 13's 0.18), so they are
+ * rejected here, before json-c, for one answer on every version.
+ */
+static long raw_control_in_string(const char *text, size_t len)
+{
+    bool in_string = false, escaped = false;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+
+        if (!in_string)
+            in_string = ch == '"';
+        else if (escaped)
+            escaped = false;
+        else if (ch == '\\')
+            escaped = true;
+        else if (ch == '"')
+            in_string = false;
+        else if (ch < 0x20)
+            return (long)i;
+    }
+    return -1;
+}
+
 int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct ctx c = {.err = err, .errlen = errlen};
@@ -438,6 +552,7 @@ int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_s
     struct json_object *root = NULL;
     struct top_snapshot *snap = NULL;
     enum json_tokener_error jerr;
+    long bad_at;
 
     if (len > INT32_MAX) /* json_tokener_parse_ex takes an int */
         return bad(&c, "snapshot", NULL, "too large");
@@ -449,6 +564,10 @@ int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_s
     }
     /* Strict: no trailing commas, single quotes or other leniencies. */
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    if ((bad_at = raw_control_in_string(text, len)) >= 0) {
+        bad(&c, "snapshot", NULL, "not JSON: raw control character in a string at byte %ld", bad_at);
+        goto out;
+    }
     root = json_tokener_parse_ex(tok, text, (int)len);
     jerr = json_tokener_get_error(tok);
     if (!root && jerr == json_tokener_continue) {
@@ -562,6 +681,7 @@ void top_snapshot_free(struct top_snapshot *snap)
     }
     free(snap->domains);
     free(snap->backend);
+    free(snap->xen_version);
     free(snap);
 }
 
@@ -634,6 +754,11 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
         if (nchanges) {
             d->changes_per_s = changes;
             d->rate_valid = true;
+        }
+        if (d->fig_valid[FIG_DOMAIN_CPU] && p->fig_valid[FIG_DOMAIN_CPU] &&
+            d->fig[FIG_DOMAIN_CPU] >= p->fig[FIG_DOMAIN_CPU]) {
+            d->cpu_pct = (d->fig[FIG_DOMAIN_CPU] - p->fig[FIG_DOMAIN_CPU]) / dt * 100.0;
+            d->cpu_pct_valid = true;
         }
     }
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * vCPU statistics on hosts without XENMEM_resource_stats_table: every
- * stock Xen answers EOPNOTSUPP (xenforeignmemory_resource_size() is not
- * asked: it lies on 4.17.7), and the tools fall back to one
- * xc_vcpu_getinfo() per vCPU.
+ * vCPU statistics on hosts without XENMEM_resource_stats_table: the reader
+ * turns every stock Xen's refusal (EOPNOTSUPP up to 4.17, EINVAL from
+ * 4.18, ENOSYS, ENOTTY: platform_resource_absent()) into EOPNOTSUPP
+ * (xenforeignmemory_resource_size() is not asked: it lies on 4.17.7), and
+ * the tools fall back to one xc_vcpu_getinfo() per vCPU.  The words for
+ * every error of opening are here too, so that the tools say the same.
  */
+#include <errno.h>
 #include <stdbool.h>
 
 #include "util/util.h"
@@ -44,4 +47,24 @@ struct xenstats_vcpu_map *tool_vcpu_map_open(struct xenstats_host *host, uint32_
         said_self = true;
     }
     return map;
+}
+
+const char *tool_vcpu_open_error(int err)
+{
+    switch (err) {
+    case -EOPNOTSUPP:
+        return "the host does not provide vCPU statistics for it (XENMEM_resource_stats_table unsupported)";
+    case -EPERM:
+    case -EACCES:
+        return "permission denied (only the control domain may map another domain's vCPU statistics, "
+               "and not its own)";
+    case -EBADMSG:
+        return "malformed vCPU statistics region: bad magic";
+    case -EINVAL:
+        return "malformed vCPU statistics region: inconsistent header";
+    case -ERANGE:
+        return "malformed vCPU statistics region: records beyond the mapping";
+    default:
+        return xenstats_strerror(err);
+    }
 }

@@ -11,4 +11,7 @@
  */
 struct xenstats_vcpu_map *tool_vcpu_map_open(struct xenstats_host *host, uint32_t domid);
 
+/* What tool_vcpu_map_open()'s errno (as -errno) means, for every tool. */
+const char *tool_vcpu_open_error(int err);
+
 #endif

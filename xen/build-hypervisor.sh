@@ -1,38 +1,52 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Build the Xen 4.17 hypervisor from Debian's source package with the xenstats
-# patch series (xen/patches/4.17/) applied.  This is `make xen-hypervisor`.
+# Build the Xen hypervisor with the xenstats patch series applied: Xen 4.17
+# (what Debian 12 ships, 4.17.7-based) or 4.20 (Debian 13's, 4.20.4-based).
+# This is `make xen-hypervisor [XEN_VERSION=4.20]`.
 #
-#   1. Debian source through apt: a deb-src twin of the machine's
-#      debian.sources, then `apt-get source xen=<pinned version>` (the newest
-#      listed version, bookworm-security's, has no downloadable source), which
-#      unpacks it and applies Debian's own quilt patches.
-#   2. A working copy of it per configuration, with the series applied by
-#      `git apply` (no fuzz: the build fails loudly if a patch does not apply).
-#      When the series changes, the previously applied one is reversed first,
-#      so only the files it touches are rebuilt.
-#   3. Debian's configuration (debian/xen-kconfig, CONFIG_DEBUG=n), and only
-#      the hypervisor (make -C xen), through ccache when it is installed.
-#      Xen builds with -Werror; the log is also checked for warnings.
+#   1. Source: the hypervisor parts of upstream RELEASE-4.17.7 or
+#      RELEASE-4.20.4 (archives in $XEN_SRC_DIR, checked against its
+#      SHA256SUMS before use).  Debian's own source cannot be had through
+#      apt for either: Debian 13's is not served, and Debian 12's is 4.17.5,
+#      older than the 4.17.7 it ships.  The configuration is the one Debian's
+#      hypervisor package ships (boot/xen-<version>-amd64.config of the
+#      binary .deb, downloaded with apt: Debian 12's through the machine's
+#      apt, Debian 13's inside the chroot of scripts/trixie.sh).
+#   2. A working copy of it per configuration, with the series
+#      (xen/patches/<version>/) applied by `git apply` (no fuzz: the build
+#      fails loudly if a patch does not apply).  When the series changes,
+#      the previously applied one is reversed first, so only the files it
+#      touches are rebuilt.
+#   3. Debian's configuration and `make olddefconfig`, and only the
+#      hypervisor (make -C xen), through ccache when it is installed.  Xen
+#      builds with -Werror; the log is also checked for warnings.
 #   4. xen (multiboot ELF, for QEMU -kernel), xen.gz and xen-syms are copied
-#      to $XEN_HV_DIR/out[-debug]/.
+#      to $XEN_HV_DIR/out[-4.20][-debug]/.
 #
 # Environment:
+#   XEN_VERSION     4.17 (default) or 4.20
+#   XEN_SRC_DIR     the source archives (default: ../shared/xen-src beside
+#                   the repository)
 #   XEN_HV_DIR      work directory (default: <repo>/build-xen-hv, git-ignored)
 #   XEN_DEBUG=y     debug hypervisor (assertions on), in its own tree
 #   NO_EFI=1        skip linking xen.efi (default 1; QEMU boots xen directly)
 #   XEN_HV_EXTRA_PATCHES  more patch directories to apply after the series
-#                   (e.g. xen/patches/4.17-measure for the cost measurement);
+#                   (e.g. xen/patches/4.20-measure for the cost measurement);
 #                   their trees and outputs get a suffix
-#   XEN_DEB_VERSION Debian source version (default 4.17.5+72-g01140da4e8-1)
-#   SKIP_APT=1      never call apt (source and tools must already be there)
+#   SKIP_APT=1      never call apt (tools and the .deb must already be there)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 HV=${XEN_HV_DIR:-$REPO/build-xen-hv}
-SERIES_DIR=$REPO/xen/patches/4.17
-DEB_VERSION=${XEN_DEB_VERSION:-4.17.5+72-g01140da4e8-1}
+XEN_VERSION=${XEN_VERSION:-4.17}
+case $XEN_VERSION in
+4.17) UPSTREAM=4.17.7 VSUFFIX= ;;
+4.20) UPSTREAM=4.20.4 VSUFFIX=-4.20 ;;
+*) echo "[xen-hypervisor] ERROR: XEN_VERSION must be 4.17 or 4.20" >&2; exit 1 ;;
+esac
+SERIES_DIR=$REPO/xen/patches/$XEN_VERSION
+XEN_SRC_DIR=${XEN_SRC_DIR:-$REPO/../shared/xen-src}
 NO_EFI=${NO_EFI:-1}
 XEN_DEBUG=${XEN_DEBUG:-n}
 APT=(apt-get -o DPkg::Lock::Timeout=900 -y)
@@ -44,48 +58,61 @@ as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-mkdir -p "$HV/src"
+mkdir -p "$HV/src" "$HV/debs"
 
-# --- 1. tools and source --------------------------------------------------
+# --- 1. tools, source and Debian's configuration ----------------------------
 need_pkgs=()
 for t in gcc:gcc make:make bison:bison flex:flex python3:python3 \
-         dpkg-source:dpkg-dev xz:xz-utils; do
+         dpkg-deb:dpkg xz:xz-utils; do
     command -v "${t%%:*}" >/dev/null || need_pkgs+=("${t#*:}")
 done
 command -v ccache >/dev/null || [ "${NO_CCACHE:-0}" = 1 ] || need_pkgs+=(ccache)
 command -v x86_64-linux-gnu-ld >/dev/null || need_pkgs+=(binutils)
 dpkg -s libc6-dev >/dev/null 2>&1 || need_pkgs+=(libc6-dev)
-
-SRC=$(ls -d "$HV"/src/xen-4.17*/ 2>/dev/null | head -1 || true)
-SRC=${SRC%/}
-if [ -z "$SRC" ] || [ ${#need_pkgs[@]} -gt 0 ]; then
-    [ "${SKIP_APT:-0}" = 1 ] && die "missing source or tools (${need_pkgs[*]:-source}) and SKIP_APT=1"
-    if [ -z "$SRC" ]; then
-        list=/etc/apt/sources.list.d/debian-src.sources
-        if [ ! -f "$list" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-            log "adding deb-src entries ($list)"
-            sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
-                as_root tee "$list" >/dev/null
-        fi
-        for i in 1 2 3 4 5; do
-            as_root "${APT[@]}" update >/dev/null && break
-            log "apt-get update failed (attempt $i), retrying"; sleep 20
-        done
-    fi
-    if [ ${#need_pkgs[@]} -gt 0 ]; then
-        log "installing ${need_pkgs[*]}"
-        as_root "${APT[@]}" install --no-install-recommends "${need_pkgs[@]}" >/dev/null
-    fi
-    if [ -z "$SRC" ]; then
-        command -v dpkg-source >/dev/null || as_root "${APT[@]}" install --no-install-recommends dpkg-dev >/dev/null
-        log "fetching xen=$DEB_VERSION source"
-        (cd "$HV/src" && "${APT[@]}" source "xen=$DEB_VERSION") >"$HV/src/fetch.log" 2>&1 ||
-            { tail -20 "$HV/src/fetch.log" >&2; die "apt-get source xen=$DEB_VERSION failed"; }
-        SRC=$(ls -d "$HV"/src/xen-4.17*/ | head -1); SRC=${SRC%/}
-    fi
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    [ "${SKIP_APT:-0}" = 1 ] && die "missing tools (${need_pkgs[*]}) and SKIP_APT=1"
+    log "installing ${need_pkgs[*]}"
+    as_root "${APT[@]}" install --no-install-recommends "${need_pkgs[@]}" >/dev/null ||
+        { as_root "${APT[@]}" update >/dev/null && as_root "${APT[@]}" install --no-install-recommends "${need_pkgs[@]}" >/dev/null; }
 fi
-[ -f "$SRC/xen/Makefile" ] || die "no Xen source in $SRC"
-[ -f "$SRC/debian/xen-kconfig" ] || die "$SRC is not Debian's source (no debian/xen-kconfig)"
+
+SRC=$HV/src/xen-$UPSTREAM
+if [ ! -f "$SRC/xen/Makefile" ]; then
+    archive=xen-hypervisor-$UPSTREAM.tar.xz
+    [ -f "$XEN_SRC_DIR/$archive" ] || die "no $archive in $XEN_SRC_DIR (set XEN_SRC_DIR)"
+    (cd "$XEN_SRC_DIR" && grep " $archive\$" SHA256SUMS | sha256sum -c --quiet -) ||
+        die "$archive does not match $XEN_SRC_DIR/SHA256SUMS"
+    rm -rf "$SRC.tmp"
+    mkdir -p "$SRC.tmp"
+    tar -xJf "$XEN_SRC_DIR/$archive" -C "$SRC.tmp" --strip-components=1
+    mv "$SRC.tmp" "$SRC"
+    log "unpacked $archive (checksum verified)"
+fi
+
+# Debian's shipped configuration, from its hypervisor .deb
+CONFIG=$HV/debian-$XEN_VERSION.config
+if [ ! -s "$CONFIG" ]; then
+    pkg=xen-hypervisor-$XEN_VERSION-amd64
+    deb=$(ls "$HV/debs/${pkg}_"*.deb 2>/dev/null | head -1 || true)
+    if [ -z "$deb" ]; then
+        [ "${SKIP_APT:-0}" = 1 ] && die "no $pkg .deb in $HV/debs and SKIP_APT=1"
+        chmod 777 "$HV/debs" # apt-get download runs as _apt
+        if [ "$XEN_VERSION" = 4.17 ]; then
+            (cd "$HV/debs" && apt-get -q download "$pkg" >/dev/null 2>&1) ||
+                { as_root "${APT[@]}" update >/dev/null && (cd "$HV/debs" && apt-get -q download "$pkg" >/dev/null); }
+        else
+            CH=$("$REPO/scripts/trixie.sh" chroot-dir)
+            mkdir -p "$CH/debs" && chmod 777 "$CH/debs"
+            chroot "$CH" sh -c "cd /debs && apt-get -q download $pkg" >/dev/null
+            cp "$CH/debs/${pkg}_"*.deb "$HV/debs/"
+        fi
+        deb=$(ls "$HV/debs/${pkg}_"*.deb | head -1)
+    fi
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/xen-$XEN_VERSION-amd64.config" >"$CONFIG.tmp"
+    grep -q '^CONFIG_X86_64=y' "$CONFIG.tmp" || die "no hypervisor config in $(basename "$deb")"
+    mv "$CONFIG.tmp" "$CONFIG"
+    log "configuration of $(basename "$deb")"
+fi
 
 # --- 2. working tree and the series ---------------------------------------
 series=("$SERIES_DIR"/*.patch)
@@ -98,13 +125,21 @@ for extra in ${XEN_HV_EXTRA_PATCHES:-}; do
     series+=("$extra"/*.patch)
     suffix=$suffix-$(basename "$extra")
 done
-TREE=$HV/tree$suffix
-OUT=$HV/out$suffix
+TREE=$HV/tree$VSUFFIX$suffix
+OUT=$HV/out$VSUFFIX$suffix
 APPLIED=$TREE/.xenstats-applied   # copies of the patches applied, in order
 
+# a tree of another source (4.17.5 before the series moved to 4.17.7) is
+# made again
+if [ -d "$TREE" ] && [ "$(cat "$TREE/.xenstats-source" 2>/dev/null)" != "$UPSTREAM" ]; then
+    log "$TREE is not of $UPSTREAM: making it again"
+    rm -rf "$TREE"
+fi
 if [ ! -d "$TREE" ]; then
     log "copying $(basename "$SRC") to $TREE"
+    rm -rf "$TREE.tmp"
     cp -a "$SRC" "$TREE.tmp"
+    echo "$UPSTREAM" >"$TREE.tmp/.xenstats-source"
     mv "$TREE.tmp" "$TREE"
 fi
 cd "$TREE"
@@ -167,8 +202,11 @@ unset CFLAGS CXXFLAGS CPPFLAGS LDFLAGS
 export WGET=/bin/false GIT=/bin/false
 
 if [ ! -f xen/.config ]; then
-    cp debian/xen-kconfig xen/.config
-    [ "$XEN_DEBUG" = y ] && sed -i 's/^CONFIG_DEBUG=n/CONFIG_DEBUG=y/' xen/.config
+    cp "$CONFIG" xen/.config
+    if [ "$XEN_DEBUG" = y ]; then
+        sed -i '/^CONFIG_DEBUG=/d; /^# CONFIG_DEBUG is not set/d' xen/.config
+        echo CONFIG_DEBUG=y >>xen/.config
+    fi
     make -C xen olddefconfig "${MAKE_ARGS[@]}" >/dev/null
 fi
 

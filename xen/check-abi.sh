@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The layout in the patch series (public/vcpu_stats.h of patch 0001) must be
-# the project's (include/xenstats/abi/vcpu_stats.h), and the writer header of
-# patch 0002 the project's writer but for its include line.  Compiles the same
-# probe against both layout headers and compares what it prints.
+# The layout in each patch series (public/vcpu_stats.h of patch 0001, for Xen
+# 4.17 and 4.20) must be the project's (include/xenstats/abi/vcpu_stats.h),
+# and the writer header of patch 0002 the project's writer but for its
+# include line.  Compiles the same probe against the layout headers and
+# compares what it prints; fails on any compiler warning.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
@@ -18,11 +19,6 @@ extract() { # PATCH PATH
         on && body && /^\+/ { print substr($0, 2) }
         on && body && /^[^+]/ { if ($0 !~ /^@@/) body = 0 }' "$1"
 }
-mkdir -p "$T/xen/public" "$T/proj"
-extract "$REPO"/xen/patches/4.17/0001-*.patch xen/include/public/vcpu_stats.h >"$T/xen/public/vcpu_stats.h"
-extract "$REPO"/xen/patches/4.17/0002-*.patch xen/include/xen/vcpu_stats_writer.h >"$T/writer.h"
-[ -s "$T/xen/public/vcpu_stats.h" ] && [ -s "$T/writer.h" ] || { echo "cannot extract the headers" >&2; exit 1; }
-
 cat >"$T/probe.c" <<'C'
 #include <stddef.h>
 #include <stdint.h>
@@ -47,13 +43,23 @@ int main(void)
     return 0;
 }
 C
-cc -Wall -Werror -DHDR='"'"$REPO/include/xenstats/abi/vcpu_stats.h"'"' -o "$T/p1" "$T/probe.c"
-cc -Wall -Werror -DHDR='"'"$T/xen/public/vcpu_stats.h"'"' -o "$T/p2" "$T/probe.c"
-# Xen's own header check: C89 with -Wall -Werror.
-cc -x c -ansi -Wall -Werror -include stdint.h -S -o /dev/null "$T/xen/public/vcpu_stats.h"
-"$T/p1" >"$T/o1"; "$T/p2" >"$T/o2"
-diff -u "$T/o1" "$T/o2" || { echo "FAIL: the series' layout differs from the project's" >&2; exit 1; }
-diff <(grep -v '#include' "$REPO/include/xenstats/abi/vcpu_stats_writer.h" | sed 1,3d) \
-     <(grep -v '#include' "$T/writer.h" | sed 1,3d) ||
-    { echo "FAIL: the series' writer differs from the project's" >&2; exit 1; }
-echo "PASS: patch 0001's layout ($(wc -l <"$T/o1") constants and offsets) and patch 0002's writer match the project's ABI headers"
+cc -Wall -Wextra -Werror -DHDR='"'"$REPO/include/xenstats/abi/vcpu_stats.h"'"' -o "$T/p1" "$T/probe.c"
+"$T/p1" >"$T/o1"
+for v in 4.17 4.20; do
+    D=$T/$v
+    mkdir -p "$D/xen/public"
+    extract "$REPO"/xen/patches/$v/0001-*.patch xen/include/public/vcpu_stats.h >"$D/xen/public/vcpu_stats.h"
+    extract "$REPO"/xen/patches/$v/0002-*.patch xen/include/xen/vcpu_stats_writer.h >"$D/writer.h"
+    [ -s "$D/xen/public/vcpu_stats.h" ] && [ -s "$D/writer.h" ] || { echo "$v: cannot extract the headers" >&2; exit 1; }
+    cc -Wall -Wextra -Werror -DHDR='"'"$D/xen/public/vcpu_stats.h"'"' -o "$D/p2" "$T/probe.c"
+    # Xen's own header check: C89 with -Wall -Werror.
+    cc -x c -ansi -Wall -Werror -include stdint.h -S -o /dev/null "$D/xen/public/vcpu_stats.h"
+    "$D/p2" >"$D/o2"
+    diff -u "$T/o1" "$D/o2" || { echo "FAIL: the $v series' layout differs from the project's" >&2; exit 1; }
+    diff <(grep -v '#include' "$REPO/include/xenstats/abi/vcpu_stats_writer.h" | sed 1,3d) \
+         <(grep -v '#include' "$D/writer.h" | sed 1,3d) ||
+        { echo "FAIL: the $v series' writer differs from the project's" >&2; exit 1; }
+done
+cmp -s "$T/4.17/xen/public/vcpu_stats.h" "$T/4.20/xen/public/vcpu_stats.h" ||
+    { echo "FAIL: the 4.17 and 4.20 series carry different public/vcpu_stats.h" >&2; exit 1; }
+echo "PASS: patch 0001's layout ($(wc -l <"$T/o1") constants and offsets) and patch 0002's writer match the project's ABI headers, in the 4.17 and 4.20 series alike"

@@ -262,6 +262,7 @@ struct xenstats_pv_stat {
     const char *name;
     enum xenstats_pv_type type;
     bool valid; /* false: no sample yet, or this value was malformed */
+    /* value.ascii of an ASCII statistic is never NULL ("" when not valid) */
     union {
         int64_t s64;
         uint64_t u64;

@@ -64,10 +64,45 @@ uint32_t xenstats_host_self_domid(const struct xenstats_host *host);
 
 #define XENSTATS_DOMAIN_NAME_MAX 64
 
+/* Flags of a domain's state, as Xen keeps them (XEN_DOMINF_*); several
+ * may be set at once (a paused domain whose vCPU is blocked). */
+#define XENSTATS_DOMAIN_RUNNING (1u << 0)  /* a vCPU is running */
+#define XENSTATS_DOMAIN_BLOCKED (1u << 1)  /* every vCPU is blocked */
+#define XENSTATS_DOMAIN_PAUSED (1u << 2)   /* paused by the toolstack */
+#define XENSTATS_DOMAIN_SHUTDOWN (1u << 3) /* shut down: see shutdown_reason */
+#define XENSTATS_DOMAIN_CRASHED (1u << 4)  /* shut down with reason crash */
+#define XENSTATS_DOMAIN_DYING (1u << 5)    /* being destroyed */
+
+/* Why a domain shut down (SHUTDOWN_* of Xen's sched.h). */
+enum xenstats_shutdown_reason {
+    XENSTATS_SHUTDOWN_POWEROFF = 0,
+    XENSTATS_SHUTDOWN_REBOOT = 1,
+    XENSTATS_SHUTDOWN_SUSPEND = 2,
+    XENSTATS_SHUTDOWN_CRASH = 3,
+    XENSTATS_SHUTDOWN_WATCHDOG = 4,
+    XENSTATS_SHUTDOWN_SOFT_RESET = 5,
+};
+
+/* Memory sizes are KiB; this one means "no limit". */
+#define XENSTATS_KIB_UNLIMITED UINT64_MAX
+
+/*
+ * A domain as the hypervisor tells it (xc_domain_getinfolist on Xen): the
+ * figures are as of the list call.
+ */
 struct xenstats_domain_info {
     uint32_t domid;
     uint32_t nr_vcpus; /* max_vcpus of the domain */
     char name[XENSTATS_DOMAIN_NAME_MAX];
+    uint8_t uuid[16];       /* xen_domain_handle_t */
+    uint32_t flags;         /* XENSTATS_DOMAIN_* */
+    uint32_t shutdown_reason; /* enum xenstats_shutdown_reason, with SHUTDOWN */
+    uint32_t nr_online_vcpus;
+    uint64_t cpu_time_ns;      /* all vCPUs together, since creation */
+    uint64_t memory_kib;       /* pages the domain holds (tot_pages) */
+    uint64_t max_memory_kib;   /* its limit (max_pages), or XENSTATS_KIB_UNLIMITED */
+    uint64_t shared_kib;       /* pages shared with other domains */
+    uint64_t outstanding_kib;  /* claimed, not yet allocated */
 };
 
 /*
@@ -78,6 +113,63 @@ int xenstats_host_list_domains(struct xenstats_host *host, struct xenstats_domai
                                size_t *ret_count);
 /* One domain.  -ESRCH when it does not exist. */
 int xenstats_host_domain_info(struct xenstats_host *host, uint32_t domid, struct xenstats_domain_info *ret_info);
+
+/* The hypervisor and the machine (xc_version, xc_physinfo, xc_sched_id). */
+struct xenstats_host_info {
+    char xen_version[48]; /* "4.17.5-pre" as `xl info` shows xen_version */
+    char scheduler[32];   /* "credit2", "credit", "rtds", "null", "arinc653" */
+    uint32_t nr_pcpus;    /* online physical CPUs */
+    uint32_t cpu_khz;
+    uint64_t total_memory_kib, free_memory_kib, scrub_memory_kib;
+};
+
+/* Host figures.  -EOPNOTSUPP when the backend cannot tell them. */
+int xenstats_host_info(struct xenstats_host *host, struct xenstats_host_info *ret_info);
+
+/*
+ * Idle time of each physical CPU since boot (xc_getcpuinfo), in ns, into
+ * idle_ns[0..max-1]; *ret_count is the number of pCPUs filled.
+ */
+int xenstats_host_pcpu_idle(struct xenstats_host *host, uint64_t *idle_ns, size_t max, size_t *ret_count);
+
+#define XENSTATS_DEVICE_NAME_MAX 32
+
+/*
+ * A guest's network interface as its backend in dom0 counts it (netback's
+ * vif<domid>.<devid>: /sys/class/net/<name>/statistics).  rx is what dom0
+ * received from the guest, i.e. the guest's transmit; tx the other way.
+ */
+struct xenstats_vif {
+    uint32_t domid, devid;
+    char name[XENSTATS_DEVICE_NAME_MAX]; /* "vif1.0" */
+    uint64_t rx_bytes, rx_packets, rx_errors, rx_dropped;
+    uint64_t tx_bytes, tx_packets, tx_errors, tx_dropped;
+};
+
+/* A guest's virtual disk as blkback counts it (its sysfs statistics/). */
+struct xenstats_vbd {
+    uint32_t domid, devid;
+    char name[XENSTATS_DEVICE_NAME_MAX]; /* the guest's name for it ("xvda"), else the devid */
+    uint64_t oo_req, rd_req, wr_req, f_req, ds_req, rd_sect, wr_sect;
+};
+
+/*
+ * Every backend device of every guest, each list sorted by (domid, devid).
+ * The caller frees both arrays with free().  A device that disappears while
+ * it is read is left out.
+ */
+int xenstats_host_list_devices(struct xenstats_host *host, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                               struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds);
+
+/*
+ * Read the xenstore node /local/domain/<domid>/<path> into buf (NUL
+ * terminated, at most len - 1 bytes).  Returns its length, -ENOENT when
+ * absent, -E2BIG when longer than len - 1 (buf then holds nothing useful).
+ * The value is whoever wrote it: a guest's own nodes (data/...) are
+ * untrusted bytes.
+ */
+int xenstats_host_read_domain_key(struct xenstats_host *host, uint32_t domid, const char *path, char *buf,
+                                  size_t len);
 
 /* Human readable text of a negative errno returned by this library. */
 const char *xenstats_strerror(int err);

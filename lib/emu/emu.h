@@ -32,9 +32,23 @@ struct emu_domain_spec {
     uint32_t nr_offline; /* the last nr_offline vCPUs start offline */
     enum emu_workload workload;
     bool vcpu_stats; /* provide the stats resource (false: like stock Xen) */
+    uint64_t memory_kib; /* at creation, and the first balloon target */
+    uint64_t maxmem_kib; /* static-max; Xen's limit is this + EMU_MAXMEM_SLACK_KIB */
+    uint64_t shared_kib, outstanding_kib; /* fixed figures, for the readers' tests */
 };
 
+/* libxl's LIBXL_MAXMEM_CONSTANT: Xen's max_pages = static-max + 1 MiB. */
+#define EMU_MAXMEM_SLACK_KIB 1024u
+#define EMU_DEFAULT_MEMORY_KIB (128u * 1024u)
+/* The largest size accepted anywhere (1 TiB), far below overflow of sums. */
+#define EMU_MAX_SIZE_KIB (1ULL << 30)
+/* How fast a domain's balloon driver moves its memory toward the target. */
+#define EMU_BALLOON_KIB_PER_S (256u * 1024u)
+
+struct emu_domain;
+
 struct emu_vcpu {
+    struct emu_domain *domain;
     struct xen_vcpu_stats *record;
     uint32_t id;
     uint8_t state;        /* XEN_VCPU_STATS_RUNSTATE_* */
@@ -47,6 +61,11 @@ struct emu_vcpu {
     uint64_t rng;
 };
 
+/* What a module's changed() hears about. */
+enum emu_change {
+    EMU_CHANGE_TARGET, /* the balloon target (memory/target) */
+};
+
 struct emu_domain {
     struct emu_domain *next;
     uint32_t domid;
@@ -55,6 +74,15 @@ struct emu_domain {
     struct emu_vcpu *vcpus;
     void *region; /* shared mapping of the region file, or NULL */
     size_t region_len;
+    uint8_t uuid[16];          /* xen_domain_handle_t; zero for Domain-0 */
+    unsigned int pause_count;  /* the toolstack's pauses (xl pause nests) */
+    bool shut_down;
+    uint32_t shutdown_reason;  /* enum xenstats_shutdown_reason */
+    uint64_t memory_kib;       /* tot_pages * 4 */
+    uint64_t target_kib;       /* memory/target, where the balloon goes */
+    uint64_t max_kib;          /* max_pages * 4, or XENSTATS_KIB_UNLIMITED */
+    uint64_t static_max_kib;   /* memory/static-max */
+    uint64_t cpu_time_done;    /* ns run by vCPUs up to their last change */
 };
 
 struct emu_host;
@@ -70,6 +98,8 @@ struct emu_module {
     const char *name;
     int (*created)(struct emu_host *host, struct emu_domain *d, void *data);
     void (*destroyed)(struct emu_host *host, struct emu_domain *d, void *data);
+    /* Optional: something of the domain changed (after the change). */
+    void (*changed)(struct emu_host *host, struct emu_domain *d, enum emu_change what, void *data);
     void *data;
 };
 
@@ -85,6 +115,10 @@ struct emu_host {
     uint64_t tick_ns;
     uint32_t next_domid;
     uint32_t cache_line;
+    uint64_t total_memory_kib;
+    uint64_t free_memory_kib;   /* total minus every domain's memory */
+    uint32_t nr_running;        /* vCPUs given a pCPU at the last tick */
+    void *table;                /* the mapped table file (emu_layout.h) */
     struct emu_domain *domains; /* sorted by domid */
     uint64_t last_tick;
     uint64_t min_vruntime; /* smallest vruntime wanting a pCPU, last tick */
@@ -99,26 +133,61 @@ const char *emu_workload_name(enum emu_workload w);
 
 /*
  * Parse a domain spec: key=value pairs separated by commas or blanks
- * (name=, vcpus=, workload=, offline=, vcpu-stats=yes|no).  Writes a clear
- * message into err on failure.
+ * (name=, vcpus=, workload=, offline=, vcpu-stats=yes|no, memory=,
+ * maxmem=, shared=, outstanding=).  Writes a clear message into err on
+ * failure.
  */
 int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, char *err, size_t errlen);
 
 /*
+ * Parse a memory size: a number with an optional unit K, M, G or T (KiB
+ * and up; none: MiB, as xl's memory=), into KiB, a whole number of 4 KiB
+ * pages up to max_kib.  -EINVAL (not a size, not whole pages) or -ERANGE.
+ */
+int emu_size_parse(const char *s, uint64_t max_kib, uint64_t *ret_kib);
+
+/*
  * Set up the run directory (refusing one whose emulator is alive), with no
  * domains yet.  The pid file is written by emu_host_publish() once ready.
+ * total_memory_kib is the host's memory, shared by the domains.
  */
-int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uint64_t tick_ns);
+int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uint64_t tick_ns,
+                  uint64_t total_memory_kib);
 int emu_host_publish(struct emu_host *host);
 /* Destroy every domain and remove the run directory's files. */
 void emu_host_fini(struct emu_host *host);
 
 /*
  * Create a domain with the next free domid (domid 0 first).  Returns the
- * domid (>= 0) or -errno.
+ * domid (>= 0) or -errno (-ENOMEM: not that much free memory on the host).
+ * Domain-0 has no memory limit (XENSTATS_KIB_UNLIMITED).
  */
 int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec);
 int emu_domain_destroy(struct emu_host *host, uint32_t domid);
+
+/*
+ * The toolstack's controls, with Xen's errors: -ESRCH no such domain;
+ * pause/unpause -EINVAL on Domain-0 (Xen will not pause the caller's own
+ * domain) and unpause -EINVAL when not paused; shutdown -EPERM on
+ * Domain-0, -EALREADY when shut down; set_target -EINVAL above static-max
+ * (libxl's check).  A paused or shut-down domain's vCPUs stop at once
+ * (runstate offline; a paused domain's blocked ones stay blocked until
+ * they would wake); a shut-down domain stays listed until destroyed.
+ */
+int emu_domain_pause(struct emu_host *host, uint32_t domid);
+int emu_domain_unpause(struct emu_host *host, uint32_t domid);
+int emu_domain_shutdown(struct emu_host *host, uint32_t domid, uint32_t reason);
+/* xl mem-set: target and (as libxl enforces it) max = target + slack. */
+int emu_domain_set_target(struct emu_host *host, uint32_t domid, uint64_t target_kib);
+
+/* What getdomaininfo tells of the domain: XENSTATS_DOMAIN_* flags, and
+ * the ns its vCPUs ran up to `now` (no earlier than its last tick). */
+uint32_t emu_domain_flags(const struct emu_domain *d);
+uint64_t emu_domain_cpu_time(const struct emu_domain *d, uint64_t now);
+
+/* Parse a shutdown reason name (poweroff, reboot, suspend, crash, watchdog, soft_reset). */
+int emu_shutdown_reason_parse(const char *s, uint32_t *ret);
+const char *emu_shutdown_reason_name(uint32_t reason);
 struct emu_domain *emu_domain_find(struct emu_host *host, uint32_t domid);
 
 /* Register a module; modules are told about domains in this order. */

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,11 +68,79 @@ static bool name_ok(const char *s)
     return true;
 }
 
+int emu_size_parse(const char *s, uint64_t max_kib, uint64_t *ret_kib)
+{
+    char digits[24];
+    size_t n = strspn(s, "0123456789");
+    uint64_t v, unit = 1024;
+    int r;
+
+    if (n == 0 || n >= sizeof(digits))
+        return n ? -ERANGE : -EINVAL;
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    if (s[n]) {
+        if (s[n + 1] && !((s[n + 1] == 'i' || s[n + 1] == 'I') && (s[n + 2] == 'B' || s[n + 2] == 'b') && !s[n + 3]) &&
+            !((s[n + 1] == 'B' || s[n + 1] == 'b') && !s[n + 2]))
+            return -EINVAL;
+        switch (s[n]) {
+        case 'k': case 'K': unit = 1; break;
+        case 'm': case 'M': unit = 1024; break;
+        case 'g': case 'G': unit = 1024 * 1024; break;
+        case 't': case 'T': unit = 1024ULL * 1024 * 1024; break;
+        default: return -EINVAL;
+        }
+    }
+    r = parse_u64(digits, max_kib / unit, &v);
+    if (r < 0)
+        return r;
+    v *= unit;
+    if (v % 4)
+        return -EINVAL;
+    *ret_kib = v;
+    return 0;
+}
+
+static int spec_size(const char *key, const char *value, uint64_t *ret_kib, char *err, size_t errlen)
+{
+    int r = emu_size_parse(value, EMU_MAX_SIZE_KIB, ret_kib);
+
+    if (r < 0)
+        snprintf(err, errlen, "%s=%s: expected a size such as 512M or 2G, whole 4 KiB pages, at most 1T", key,
+                 value);
+    return r;
+}
+
+static const char *const shutdown_names[] = {
+    [XENSTATS_SHUTDOWN_POWEROFF] = "poweroff", [XENSTATS_SHUTDOWN_REBOOT] = "reboot",
+    [XENSTATS_SHUTDOWN_SUSPEND] = "suspend",   [XENSTATS_SHUTDOWN_CRASH] = "crash",
+    [XENSTATS_SHUTDOWN_WATCHDOG] = "watchdog", [XENSTATS_SHUTDOWN_SOFT_RESET] = "soft_reset",
+};
+
+int emu_shutdown_reason_parse(const char *s, uint32_t *ret)
+{
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(shutdown_names); i++) {
+        if (!strcmp(s, shutdown_names[i])) {
+            *ret = (uint32_t)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+const char *emu_shutdown_reason_name(uint32_t reason)
+{
+    return reason < ARRAY_SIZE(shutdown_names) ? shutdown_names[reason] : "?";
+}
+
 int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, char *err, size_t errlen)
 {
-    struct emu_domain_spec spec = {.nr_vcpus = 1, .workload = EMU_WORKLOAD_IDLE, .vcpu_stats = true};
+    struct emu_domain_spec spec = {
+        .nr_vcpus = 1, .workload = EMU_WORKLOAD_IDLE, .vcpu_stats = true, .memory_kib = EMU_DEFAULT_MEMORY_KIB};
     char buf[1024], *save = NULL, *tok;
-    bool have_name = false;
+    bool have_name = false, have_maxmem = false;
 
     if (strlen(text) >= sizeof(buf)) {
         snprintf(err, errlen, "domain spec too long");
@@ -121,8 +190,24 @@ int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, ch
                 snprintf(err, errlen, "vcpu-stats=%s: expected yes or no", value);
                 return -EINVAL;
             }
+        } else if (!strcmp(tok, "memory")) {
+            if (spec_size(tok, value, &spec.memory_kib, err, errlen) < 0)
+                return -EINVAL;
+        } else if (!strcmp(tok, "maxmem")) {
+            if (spec_size(tok, value, &spec.maxmem_kib, err, errlen) < 0)
+                return -EINVAL;
+            have_maxmem = true;
+        } else if (!strcmp(tok, "shared")) {
+            if (spec_size(tok, value, &spec.shared_kib, err, errlen) < 0)
+                return -EINVAL;
+        } else if (!strcmp(tok, "outstanding")) {
+            if (spec_size(tok, value, &spec.outstanding_kib, err, errlen) < 0)
+                return -EINVAL;
         } else {
-            snprintf(err, errlen, "unknown key '%s' (name, vcpus, workload, offline, vcpu-stats)", tok);
+            snprintf(err, errlen,
+                     "unknown key '%s' (name, vcpus, workload, offline, vcpu-stats, memory, maxmem, shared, "
+                     "outstanding)",
+                     tok);
             return -EINVAL;
         }
     }
@@ -132,6 +217,17 @@ int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, ch
     }
     if (spec.nr_offline > spec.nr_vcpus) {
         snprintf(err, errlen, "offline=%u exceeds vcpus=%u", spec.nr_offline, spec.nr_vcpus);
+        return -EINVAL;
+    }
+    if (spec.memory_kib == 0) {
+        snprintf(err, errlen, "memory=0: a domain needs some memory");
+        return -EINVAL;
+    }
+    if (!have_maxmem)
+        spec.maxmem_kib = spec.memory_kib;
+    if (spec.maxmem_kib < spec.memory_kib) {
+        snprintf(err, errlen, "maxmem=%lluK is below memory=%lluK", (unsigned long long)spec.maxmem_kib,
+                 (unsigned long long)spec.memory_kib);
         return -EINVAL;
     }
     *ret_spec = spec;
@@ -204,7 +300,50 @@ static uint32_t cache_line_size(void)
     return (uint32_t)XEN_VCPU_STATS_ROUNDUP((uint32_t)l, XEN_VCPU_STATS_ALIGN);
 }
 
-int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uint64_t tick_ns)
+/* What the emulated pCPUs claim to run at (xl info's cpu_mhz). */
+#define EMU_CPU_KHZ 2400000u
+
+_Static_assert(EMU_MAX_PCPUS <= EMU_TABLE_PCPUS, "every pCPU has its idle time in the table");
+_Static_assert(EMU_MAX_DOMID < EMU_TABLE_DOMAINS, "every domid has a slot");
+
+static int create_table(struct emu_host *host)
+{
+    struct emu_table_host *h;
+    char path[PATH_MAX];
+    void *mem;
+    int fd, r;
+
+    r = path_in(host, path, sizeof(path), "%s", EMU_TABLE_FILE);
+    if (r < 0)
+        return r;
+    unlink(path); /* readers of an emulator that died keep their old one */
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+    if (fd < 0)
+        return negative_errno();
+    if (ftruncate(fd, (off_t)EMU_TABLE_BYTES) < 0) {
+        r = negative_errno();
+        close(fd);
+        return r;
+    }
+    mem = mmap(NULL, EMU_TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    r = mem == MAP_FAILED ? negative_errno() : 0;
+    close(fd);
+    if (r < 0)
+        return r;
+    host->table = mem;
+    h = emu_table_host(mem);
+    emu_table_write_begin(&h->seq);
+    EMU_TABLE_STORE(h->nr_pcpus, host->nr_pcpus);
+    EMU_TABLE_STORE(h->cpu_khz, EMU_CPU_KHZ);
+    EMU_TABLE_STORE(h->total_memory_kib, host->total_memory_kib);
+    EMU_TABLE_STORE(h->free_memory_kib, host->free_memory_kib);
+    emu_table_write_end(&h->seq);
+    __atomic_store_n(&h->magic, EMU_TABLE_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uint64_t tick_ns,
+                  uint64_t total_memory_kib)
 {
     char path[PATH_MAX];
     int r;
@@ -217,6 +356,8 @@ int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uin
     host->tick_ns = tick_ns;
     host->cache_line = cache_line_size();
     host->last_tick = monotonic_ns();
+    host->total_memory_kib = total_memory_kib;
+    host->free_memory_kib = total_memory_kib;
 
     if (mkdir(dir, 0755) < 0 && errno != EEXIST)
         return negative_errno();
@@ -228,7 +369,7 @@ int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uin
     if (mkdir(path, 0755) < 0 && errno != EEXIST)
         return negative_errno();
     clear_domains_dir(host); /* left by an emulator that died */
-    return 0;
+    return create_table(host);
 }
 
 int emu_host_publish(struct emu_host *host)
@@ -261,8 +402,101 @@ void emu_host_fini(struct emu_host *host)
         unlink(path);
     if (path_in(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR) == 0)
         rmdir(path);
+    if (host->table) {
+        munmap(host->table, EMU_TABLE_BYTES);
+        host->table = NULL;
+        if (path_in(host, path, sizeof(path), "%s", EMU_TABLE_FILE) == 0)
+            unlink(path);
+    }
     free(host->want);
     host->want = NULL;
+}
+
+/* ---- what the table shows (Xen's getdomaininfo) -------------------------- */
+
+static bool domain_runs(const struct emu_domain *d)
+{
+    return d->pause_count == 0 && !d->shut_down;
+}
+
+uint32_t emu_domain_flags(const struct emu_domain *d)
+{
+    uint32_t flags = XENSTATS_DOMAIN_BLOCKED, i;
+
+    /* As getdomaininfo: blocked unless an online vCPU is not blocked. */
+    for (i = 0; i < d->spec.nr_vcpus; i++) {
+        const struct emu_vcpu *v = &d->vcpus[i];
+
+        if (v->offline)
+            continue;
+        if (v->state != XEN_VCPU_STATS_RUNSTATE_BLOCKED)
+            flags &= ~XENSTATS_DOMAIN_BLOCKED;
+        if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING)
+            flags |= XENSTATS_DOMAIN_RUNNING;
+    }
+    if (d->pause_count)
+        flags |= XENSTATS_DOMAIN_PAUSED;
+    if (d->shut_down) {
+        flags |= XENSTATS_DOMAIN_SHUTDOWN;
+        if (d->shutdown_reason == XENSTATS_SHUTDOWN_CRASH)
+            flags |= XENSTATS_DOMAIN_CRASHED;
+    }
+    return flags;
+}
+
+uint64_t emu_domain_cpu_time(const struct emu_domain *d, uint64_t now)
+{
+    uint64_t t = d->cpu_time_done;
+    uint32_t i;
+
+    for (i = 0; i < d->spec.nr_vcpus; i++)
+        if (d->vcpus[i].state == XEN_VCPU_STATS_RUNSTATE_RUNNING && now > d->vcpus[i].update_time)
+            t += now - d->vcpus[i].update_time;
+    return t;
+}
+
+static void publish_domain(struct emu_host *host, const struct emu_domain *d, uint64_t now)
+{
+    struct emu_table_domain *slot;
+
+    if (!host->table)
+        return;
+    slot = emu_table_slot(host->table, d->domid);
+    emu_table_write_begin(&slot->seq);
+    EMU_TABLE_STORE(slot->present, 1u);
+    EMU_TABLE_STORE(slot->flags, emu_domain_flags(d));
+    EMU_TABLE_STORE(slot->shutdown_reason, d->shut_down ? d->shutdown_reason : 0u);
+    EMU_TABLE_STORE(slot->nr_online_vcpus, d->spec.nr_vcpus - d->spec.nr_offline);
+    EMU_TABLE_STORE(slot->cpu_time_ns, emu_domain_cpu_time(d, now));
+    EMU_TABLE_STORE(slot->memory_kib, d->memory_kib);
+    EMU_TABLE_STORE(slot->max_memory_kib, d->max_kib);
+    EMU_TABLE_STORE(slot->shared_kib, d->spec.shared_kib);
+    EMU_TABLE_STORE(slot->outstanding_kib, d->spec.outstanding_kib);
+    emu_table_write_end(&slot->seq);
+}
+
+static void unpublish_domain(struct emu_host *host, uint32_t domid)
+{
+    struct emu_table_domain *slot;
+
+    if (!host->table)
+        return;
+    slot = emu_table_slot(host->table, domid);
+    emu_table_write_begin(&slot->seq);
+    EMU_TABLE_STORE(slot->present, 0u);
+    emu_table_write_end(&slot->seq);
+}
+
+static void publish_host(struct emu_host *host)
+{
+    struct emu_table_host *h;
+
+    if (!host->table)
+        return;
+    h = emu_table_host(host->table);
+    emu_table_write_begin(&h->seq);
+    EMU_TABLE_STORE(h->free_memory_kib, host->free_memory_kib);
+    emu_table_write_end(&h->seq);
 }
 
 struct emu_domain *emu_domain_find(struct emu_host *host, uint32_t domid)
@@ -330,12 +564,14 @@ static uint64_t sleep_length(const struct emu_domain *d, struct emu_vcpu *v, uin
 }
 
 /* The one place records are written: a runstate change, as in Xen. */
-static void vcpu_change_state(struct emu_vcpu *v, uint8_t state, uint64_t now)
+static void vcpu_change_state(struct emu_domain *d, struct emu_vcpu *v, uint8_t state, uint64_t now)
 {
     struct xen_vcpu_stats *r = v->record;
 
     if (state == v->state)
         return;
+    if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING)
+        d->cpu_time_done += now - v->update_time;
     v->changes++;
     if (r) {
         xen_vcpu_stats_begin(r);
@@ -347,6 +583,23 @@ static void vcpu_change_state(struct emu_vcpu *v, uint8_t state, uint64_t now)
     }
     v->state = state;
     v->update_time = now;
+}
+
+/* A random (version 4) UUID, as libxl makes one for each new domain. */
+static void make_uuid(uint8_t uuid[16])
+{
+    static uint64_t fallback = 0x9E3779B97F4A7C15ULL;
+    uint64_t a, b;
+
+    if (getrandom(uuid, 16, 0) != 16) {
+        fallback ^= monotonic_ns();
+        a = rng_next(&fallback);
+        b = rng_next(&fallback);
+        memcpy(uuid, &a, 8);
+        memcpy(uuid + 8, &b, 8);
+    }
+    uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
+    uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
 static int create_region(struct emu_host *host, struct emu_domain *d, const char *dir)
@@ -409,6 +662,8 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     for (d = host->domains; d; d = d->next)
         if (!strcmp(d->spec.name, spec->name))
             return -EEXIST;
+    if (spec->memory_kib > host->free_memory_kib)
+        return -ENOMEM;
     d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
@@ -420,9 +675,15 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     d->domid = host->next_domid;
     d->spec = *spec;
     d->created = monotonic_ns();
+    d->memory_kib = d->target_kib = spec->memory_kib;
+    d->static_max_kib = spec->maxmem_kib;
+    d->max_kib = d->domid == 0 ? XENSTATS_KIB_UNLIMITED : spec->maxmem_kib + EMU_MAXMEM_SLACK_KIB;
+    if (d->domid != 0)
+        make_uuid(d->uuid);
     for (i = 0; i < spec->nr_vcpus; i++) {
         struct emu_vcpu *v = &d->vcpus[i];
 
+        v->domain = d;
         v->id = i;
         v->offline = i >= spec->nr_vcpus - spec->nr_offline;
         v->state = v->offline ? XEN_VCPU_STATS_RUNSTATE_OFFLINE : XEN_VCPU_STATS_RUNSTATE_BLOCKED;
@@ -449,6 +710,7 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     info.domid = d->domid;
     info.nr_vcpus = spec->nr_vcpus;
     strcpy(info.name, spec->name);
+    memcpy(info.uuid, d->uuid, sizeof(info.uuid));
     n = emu_info_format(&info, info_text, sizeof(info_text));
     if (n < 0 || snprintf(info_path, sizeof(info_path), "%s/%s", tmpdir, EMU_INFO_FILE) >= (int)sizeof(info_path)) {
         r = -ENAMETOOLONG;
@@ -457,10 +719,15 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     r = write_file_atomic(info_path, info_text, (size_t)n, 0644);
     if (r < 0)
         goto fail_dir;
+    /* The slot first: a reader that sees the directory finds it filled. */
+    publish_domain(host, d, d->created);
     if (rename(tmpdir, finaldir) < 0) {
         r = negative_errno();
+        unpublish_domain(host, d->domid);
         goto fail_dir;
     }
+    host->free_memory_kib -= d->memory_kib;
+    publish_host(host);
 
     for (pp = &host->domains; *pp && (*pp)->domid < d->domid; pp = &(*pp)->next)
         ;
@@ -517,6 +784,9 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
         else
             remove_flat_dir(live);
     }
+    unpublish_domain(host, domid);
+    host->free_memory_kib += d->memory_kib;
+    publish_host(host);
     log_info("destroyed domain %u '%s'", domid, d->spec.name);
     domain_free(d);
     return 0;
@@ -540,11 +810,65 @@ static int compare_vruntime(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A paused or shut-down domain: its vCPUs leave the pCPUs at once. */
+static void stop_vcpus(struct emu_domain *d, uint64_t now)
+{
+    uint32_t i;
+
+    for (i = 0; i < d->spec.nr_vcpus; i++) {
+        struct emu_vcpu *v = &d->vcpus[i];
+
+        if (v->offline)
+            continue;
+        /* As Xen's schedule(): not runnable and not blocked is offline.  A
+         * guest shuts down from a running vCPU with the others taken
+         * down, so none of a shut-down domain's stays blocked either. */
+        if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING || v->state == XEN_VCPU_STATS_RUNSTATE_RUNNABLE ||
+            (v->state == XEN_VCPU_STATS_RUNSTATE_BLOCKED && (now >= v->wake_at || d->shut_down)))
+            vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_OFFLINE, now);
+    }
+}
+
+/* The guest's balloon driver, while it runs. */
+static void balloon(struct emu_host *host, struct emu_domain *d, uint64_t elapsed)
+{
+    uint64_t step = elapsed / 1000 * EMU_BALLOON_KIB_PER_S / 1000000 / 4 * 4;
+
+    if (d->memory_kib == d->target_kib || !domain_runs(d))
+        return;
+    if (step < 4)
+        step = 4;
+    if (d->memory_kib > d->target_kib) {
+        step = step < d->memory_kib - d->target_kib ? step : d->memory_kib - d->target_kib;
+        d->memory_kib -= step;
+        host->free_memory_kib += step;
+    } else {
+        step = step < d->target_kib - d->memory_kib ? step : d->target_kib - d->memory_kib;
+        if (d->max_kib != XENSTATS_KIB_UNLIMITED && d->memory_kib + step > d->max_kib)
+            step = d->max_kib > d->memory_kib ? d->max_kib - d->memory_kib : 0;
+        /* Xen gives what it has; the balloon keeps asking. */
+        step = step < host->free_memory_kib ? step : host->free_memory_kib / 4 * 4;
+        d->memory_kib += step;
+        host->free_memory_kib -= step;
+    }
+}
+
 void emu_host_tick(struct emu_host *host, uint64_t now)
 {
     uint64_t elapsed = now > host->last_tick ? now - host->last_tick : 0;
     struct emu_domain *d;
     size_t nwant = 0, total = 0, i;
+
+    /* The pCPUs nobody ran on since the last tick were idle. */
+    if (host->table && elapsed) {
+        struct emu_table_host *h = emu_table_host(host->table);
+        uint32_t p;
+
+        emu_table_write_begin(&h->seq);
+        for (p = host->nr_running; p < host->nr_pcpus; p++)
+            EMU_TABLE_STORE(h->pcpu_idle_ns[p], h->pcpu_idle_ns[p] + elapsed);
+        emu_table_write_end(&h->seq);
+    }
 
     for (d = host->domains; d; d = d->next)
         total += d->spec.nr_vcpus;
@@ -558,6 +882,11 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
     }
 
     for (d = host->domains; d; d = d->next) {
+        balloon(host, d, elapsed);
+        if (!domain_runs(d)) {
+            stop_vcpus(d, now);
+            continue;
+        }
         for (i = 0; i < d->spec.nr_vcpus; i++) {
             struct emu_vcpu *v = &d->vcpus[i];
 
@@ -572,7 +901,7 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
                 if (v->burst_left <= 0) {
                     v->wake_at = now + sleep_length(d, v, now);
                     if (v->wake_at > now) {
-                        vcpu_change_state(v, XEN_VCPU_STATS_RUNSTATE_BLOCKED, now);
+                        vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_BLOCKED, now);
                         continue;
                     }
                     new_burst(d, v, now);
@@ -587,6 +916,12 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
                 /* A waker gets a small boost, not the credit of its sleep. */
                 if (v->vruntime + WAKE_BOOST < host->min_vruntime)
                     v->vruntime = host->min_vruntime - WAKE_BOOST;
+            } else if (v->state == XEN_VCPU_STATS_RUNSTATE_OFFLINE) {
+                /* unpaused: it carries on where it stopped */
+                if (v->burst_left <= 0)
+                    new_burst(d, v, now);
+                if (v->vruntime < host->min_vruntime)
+                    v->vruntime = host->min_vruntime;
             }
             host->want[nwant++] = v;
         }
@@ -597,8 +932,94 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
     if (nwant)
         host->min_vruntime = host->want[0]->vruntime;
     for (i = 0; i < nwant; i++)
-        vcpu_change_state(host->want[i],
+        vcpu_change_state(host->want[i]->domain, host->want[i],
                           i < host->nr_pcpus ? XEN_VCPU_STATS_RUNSTATE_RUNNING : XEN_VCPU_STATS_RUNSTATE_RUNNABLE,
                           now);
+    host->nr_running = (uint32_t)(nwant < host->nr_pcpus ? nwant : host->nr_pcpus);
     host->last_tick = now;
+    for (d = host->domains; d; d = d->next)
+        publish_domain(host, d, now);
+    publish_host(host);
+}
+
+/* ---- the toolstack's controls -------------------------------------------- */
+
+/* Controls act now, on the scheduler's clock (never before its last tick). */
+static void tick_now(struct emu_host *host)
+{
+    uint64_t now = monotonic_ns();
+
+    emu_host_tick(host, now > host->last_tick ? now : host->last_tick);
+}
+
+static void tell_modules(struct emu_host *host, struct emu_domain *d, enum emu_change what)
+{
+    unsigned int i;
+
+    for (i = 0; i < host->nr_modules; i++)
+        if (host->modules[i].changed)
+            host->modules[i].changed(host, d, what, host->modules[i].data);
+}
+
+int emu_domain_pause(struct emu_host *host, uint32_t domid)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+
+    if (!d)
+        return -ESRCH;
+    if (domid == 0)
+        return -EINVAL;
+    if (d->pause_count == 255) /* Xen's controller_pause_count limit */
+        return -EOVERFLOW;
+    d->pause_count++;
+    /* Xen's pause returns once the vCPUs are descheduled. */
+    tick_now(host);
+    return 0;
+}
+
+int emu_domain_unpause(struct emu_host *host, uint32_t domid)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+
+    if (!d)
+        return -ESRCH;
+    if (domid == 0 || d->pause_count == 0)
+        return -EINVAL;
+    d->pause_count--;
+    tick_now(host);
+    return 0;
+}
+
+int emu_domain_shutdown(struct emu_host *host, uint32_t domid, uint32_t reason)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+
+    if (!d)
+        return -ESRCH;
+    if (domid == 0)
+        return -EPERM;
+    if (reason >= ARRAY_SIZE(shutdown_names))
+        return -EINVAL;
+    if (d->shut_down)
+        return -EALREADY;
+    d->shut_down = true;
+    d->shutdown_reason = reason;
+    tick_now(host);
+    return 0;
+}
+
+int emu_domain_set_target(struct emu_host *host, uint32_t domid, uint64_t target_kib)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+
+    if (!d)
+        return -ESRCH;
+    if (target_kib == 0 || target_kib % 4 || target_kib > d->static_max_kib)
+        return -EINVAL;
+    d->target_kib = target_kib;
+    d->max_kib = target_kib + EMU_MAXMEM_SLACK_KIB;
+    /* Xen refuses nothing it already holds: a lower limit only stops growth. */
+    publish_domain(host, d, host->last_tick);
+    tell_modules(host, d, EMU_CHANGE_TARGET);
+    return 0;
 }

@@ -19,11 +19,25 @@
 
 enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_INFO };
 
+/* What a FIGURE of metrics.def is one number of. */
+enum figure_scope { SCOPE_HOST, SCOPE_PCPU, SCOPE_DOMAIN, SCOPE_VIF, SCOPE_VBD };
+
 enum metric_id {
 #define METRIC(id, name, kind, unit, labels, help) METRIC_##id,
+#define FIGURE(id, scope, name, kind, unit, json, top, help) METRIC_##id,
 #include "metrics.def"
+#undef FIGURE
 #undef METRIC
     METRIC_COUNT
+};
+
+enum figure_id {
+#define METRIC(id, name, kind, unit, labels, help)
+#define FIGURE(id, scope, name, kind, unit, json, top, help) FIG_##id,
+#include "metrics.def"
+#undef FIGURE
+#undef METRIC
+    FIG_COUNT
 };
 
 struct metric_decl {
@@ -35,6 +49,31 @@ struct metric_decl {
 };
 
 extern const struct metric_decl metric_decls[METRIC_COUNT];
+
+struct figure_decl {
+    enum metric_id metric;
+    enum figure_scope scope;
+    const char *json; /* key in the scope's JSON object */
+    const char *top;  /* top's column header; "" when not a column */
+    bool ns;          /* kept in ns, rendered in seconds */
+};
+
+extern const struct figure_decl figure_decls[FIG_COUNT];
+
+/* The figures of one object; a figure not known is absent from every output. */
+struct snap_figs {
+    uint64_t v[FIG_COUNT];
+    bool valid[FIG_COUNT];
+};
+
+static inline void figs_set(struct snap_figs *f, enum figure_id id, uint64_t v)
+{
+    f->v[id] = v;
+    f->valid[id] = true;
+}
+
+/* A UUID as 8-4-4-4-12 lower-case hex digits. */
+void uuid_format(const uint8_t uuid[16], char out[37]);
 
 /* The metrics reference (docs/metrics.md) as Markdown. */
 void metrics_reference(FILE *out);
@@ -72,9 +111,22 @@ struct snap_set {
     char *strings;
 };
 
+/* A vif or a vbd of a domain. */
+struct snap_device {
+    uint32_t devid;
+    char name[XENSTATS_DEVICE_NAME_MAX];
+    struct snap_figs figs;
+};
+
 struct snap_domain {
     uint32_t domid;
     char name[XENSTATS_DOMAIN_NAME_MAX];
+    uint8_t uuid[16];
+    uint32_t flags;           /* XENSTATS_DOMAIN_* */
+    uint32_t shutdown_reason; /* with XENSTATS_DOMAIN_SHUTDOWN */
+    struct snap_figs figs;
+    uint32_t nr_vifs, nr_vbds;
+    struct snap_device *vifs, *vbds;
     uint32_t nr_vcpus;
     enum vcpu_source vcpu_source;
     char *vcpu_error;
@@ -83,8 +135,7 @@ struct snap_domain {
     struct snap_set *sets;
     /* what the domain cost the PV stats monitor (xenstats_pv_domain_info) */
     bool pv_monitored;
-    uint64_t pv_throttled, pv_sets_rejected, pv_sets_ignored, pv_rescans, pv_xenstore_reads, pv_budget_exceeded,
-        pv_log_suppressed;
+    struct xenstats_pv_domain_info pv;
 };
 
 struct snap_agent {
@@ -103,6 +154,11 @@ struct snapshot {
     double interval;
     const char *backend;
     uint32_t self_domid;
+    /* the hypervisor; xen_version empty when the backend cannot tell */
+    char xen_version[48], scheduler[32];
+    struct snap_figs host;
+    uint32_t nr_pcpus;
+    struct snap_figs *pcpus;
     struct snap_agent agent;
     uint32_t nr_domains;
     struct snap_domain *domains;

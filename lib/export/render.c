@@ -14,9 +14,28 @@
 #include "export/export.h"
 #include "util/util.h"
 
+/* The labels of each scope's samples, in this order. */
+#define SCOPE_LABELS_HOST ""
+#define SCOPE_LABELS_PCPU "cpu"
+#define SCOPE_LABELS_DOMAIN "domid,domain"
+#define SCOPE_LABELS_VIF "domid,domain,device"
+#define SCOPE_LABELS_VBD "domid,domain,device"
+
 const struct metric_decl metric_decls[METRIC_COUNT] = {
 #define METRIC(id, n, k, u, l, h) [METRIC_##id] = {.name = n, .kind = METRIC_##k, .unit = u, .labels = l, .help = h},
+#define FIGURE(id, sc, n, k, u, j, t, h)                                                                              \
+    [METRIC_##id] = {.name = n, .kind = METRIC_##k, .unit = u, .labels = SCOPE_LABELS_##sc, .help = h},
 #include "metrics.def"
+#undef FIGURE
+#undef METRIC
+};
+
+const struct figure_decl figure_decls[FIG_COUNT] = {
+#define METRIC(id, n, k, u, l, h)
+#define FIGURE(id, sc, n, k, u, j, t, h)                                                                              \
+    [FIG_##id] = {.metric = METRIC_##id, .scope = SCOPE_##sc, .json = j, .top = t, .ns = !strcmp(u, "seconds")},
+#include "metrics.def"
+#undef FIGURE
 #undef METRIC
 };
 
@@ -424,7 +443,9 @@ static void set_counter(struct emitter *e, enum metric_id id, const struct snaps
     }
 }
 
-static void domain_pv_u64(struct emitter *e, enum metric_id id, const struct snapshot *s, size_t field)
+/* A per-domain PV stats budget figure: `value` picks it from the domain. */
+static void domain_pv(struct emitter *e, enum metric_id id, const struct snapshot *s,
+                      uint64_t (*value)(const struct xenstats_pv_domain_info *))
 {
     family(e, id);
     for (uint32_t i = 0; i < s->nr_domains; i++) {
@@ -434,7 +455,119 @@ static void domain_pv_u64(struct emitter *e, enum metric_id id, const struct sna
             continue;
         sample(e, id);
         domain_labels(e, d);
-        end_u64(e, *(const uint64_t *)((const char *)d + field));
+        end_u64(e, value(&d->pv));
+    }
+}
+
+#define PV_FIELD(f)                                                                                                    \
+    static uint64_t pv_##f(const struct xenstats_pv_domain_info *pv)                                                   \
+    {                                                                                                                  \
+        return pv->f;                                                                                                  \
+    }
+PV_FIELD(throttled)
+PV_FIELD(sets_ignored)
+PV_FIELD(rescans)
+PV_FIELD(xenstore_reads)
+PV_FIELD(budget_exceeded)
+PV_FIELD(log_suppressed)
+#undef PV_FIELD
+
+static void end_figure(struct emitter *e, const struct snap_figs *f, enum figure_id id)
+{
+    if (figure_decls[id].ns)
+        end_ns(e, f->v[id]);
+    else
+        end_u64(e, f->v[id]);
+}
+
+static void device_figures(struct emitter *e, enum figure_id id, const struct snap_domain *d,
+                           const struct snap_device *devs, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (!devs[k].figs.valid[id])
+            continue;
+        sample(e, figure_decls[id].metric);
+        domain_labels(e, d);
+        label(e, "device", devs[k].name, false);
+        end_figure(e, &devs[k].figs, id);
+    }
+}
+
+/* Every FIGURE of metrics.def: one loop, whatever the figure. */
+static void figures(struct emitter *e, const struct snapshot *s)
+{
+    for (int id = 0; id < FIG_COUNT; id++) {
+        const struct figure_decl *fd = &figure_decls[id];
+
+        family(e, fd->metric);
+        if (fd->scope == SCOPE_HOST && s->host.valid[id]) {
+            sample(e, fd->metric);
+            end_figure(e, &s->host, (enum figure_id)id);
+        }
+        for (uint32_t i = 0; fd->scope == SCOPE_PCPU && i < s->nr_pcpus; i++) {
+            if (!s->pcpus[i].valid[id])
+                continue;
+            sample(e, fd->metric);
+            label_u64(e, "cpu", i, true);
+            end_figure(e, &s->pcpus[i], (enum figure_id)id);
+        }
+        for (uint32_t i = 0; fd->scope >= SCOPE_DOMAIN && i < s->nr_domains; i++) {
+            const struct snap_domain *d = &s->domains[i];
+
+            if (fd->scope == SCOPE_VIF) {
+                device_figures(e, (enum figure_id)id, d, d->vifs, d->nr_vifs);
+            } else if (fd->scope == SCOPE_VBD) {
+                device_figures(e, (enum figure_id)id, d, d->vbds, d->nr_vbds);
+            } else if (d->figs.valid[id]) {
+                sample(e, fd->metric);
+                domain_labels(e, d);
+                end_figure(e, &d->figs, (enum figure_id)id);
+            }
+        }
+    }
+}
+
+static const char *const state_names[6] = {"running", "blocked", "paused", "shutdown", "crashed", "dying"};
+static const char *const shutdown_names[6] = {"poweroff", "reboot", "suspend", "crash", "watchdog", "soft_reset"};
+
+static const char *shutdown_name(uint32_t reason)
+{
+    return reason < 6 ? shutdown_names[reason] : "unknown";
+}
+
+void uuid_format(const uint8_t uuid[16], char out[37])
+{
+    static const char hex[] = "0123456789abcdef";
+    int o = 0;
+
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[uuid[i] >> 4];
+        out[o++] = hex[uuid[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+static void domain_state(struct emitter *e, const struct snapshot *s)
+{
+    family(e, METRIC_DOMAIN_STATE);
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        for (unsigned int f = 0; f < 6; f++) {
+            sample(e, METRIC_DOMAIN_STATE);
+            domain_labels(e, &s->domains[i]);
+            label(e, "state", state_names[f], false);
+            end_u64(e, (s->domains[i].flags >> f) & 1);
+        }
+    }
+    family(e, METRIC_DOMAIN_SHUTDOWN);
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        if (!(s->domains[i].flags & XENSTATS_DOMAIN_SHUTDOWN))
+            continue;
+        sample(e, METRIC_DOMAIN_SHUTDOWN);
+        domain_labels(e, &s->domains[i]);
+        label(e, "reason", shutdown_name(s->domains[i].shutdown_reason), false);
+        end_u64(e, 1);
     }
 }
 
@@ -452,7 +585,8 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     }
     /* about 110 bytes a line: avoid growing a large buffer many times */
     for (i = 0; i < s->nr_domains; i++) {
-        estimate += 400 + (size_t)s->domains[i].nr_vcpus * 1100;
+        estimate += 3000 + (size_t)s->domains[i].nr_vcpus * 1100 +
+                    (size_t)(s->domains[i].nr_vifs + s->domains[i].nr_vbds) * 1000;
         for (j = 0; j < s->domains[i].nr_sets; j++)
             estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 140;
     }
@@ -493,12 +627,25 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         end_u64(&e, s->agent.sets_by_state[st]);
     }
 
-    family(&e, METRIC_DOMAIN);
-    for (i = 0; i < s->nr_domains; i++) {
-        sample(&e, METRIC_DOMAIN);
-        domain_labels(&e, &s->domains[i]);
+    family(&e, METRIC_HOST);
+    if (s->xen_version[0]) {
+        sample(&e, METRIC_HOST);
+        label(&e, "xen_version", s->xen_version, true);
+        label(&e, "scheduler", s->scheduler, false);
         end_u64(&e, 1);
     }
+    family(&e, METRIC_DOMAIN);
+    for (i = 0; i < s->nr_domains; i++) {
+        char uuid[37];
+
+        uuid_format(s->domains[i].uuid, uuid);
+        sample(&e, METRIC_DOMAIN);
+        domain_labels(&e, &s->domains[i]);
+        label(&e, "uuid", uuid, false);
+        end_u64(&e, 1);
+    }
+    domain_state(&e, s);
+    figures(&e, s);
     family(&e, METRIC_DOMAIN_VCPUS);
     for (i = 0; i < s->nr_domains; i++) {
         sample(&e, METRIC_DOMAIN_VCPUS);
@@ -560,12 +707,12 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         }
     }
 
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_THROTTLED, s, offsetof(struct snap_domain, pv_throttled));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_SETS_IGNORED, s, offsetof(struct snap_domain, pv_sets_ignored));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_RESCANS, s, offsetof(struct snap_domain, pv_rescans));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_XENSTORE_READS, s, offsetof(struct snap_domain, pv_xenstore_reads));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_BUDGET_EXCEEDED, s, offsetof(struct snap_domain, pv_budget_exceeded));
-    domain_pv_u64(&e, METRIC_PV_DOMAIN_LOG_SUPPRESSED, s, offsetof(struct snap_domain, pv_log_suppressed));
+    domain_pv(&e, METRIC_PV_DOMAIN_THROTTLED, s, pv_throttled);
+    domain_pv(&e, METRIC_PV_DOMAIN_SETS_IGNORED, s, pv_sets_ignored);
+    domain_pv(&e, METRIC_PV_DOMAIN_RESCANS, s, pv_rescans);
+    domain_pv(&e, METRIC_PV_DOMAIN_XENSTORE_READS, s, pv_xenstore_reads);
+    domain_pv(&e, METRIC_PV_DOMAIN_BUDGET_EXCEEDED, s, pv_budget_exceeded);
+    domain_pv(&e, METRIC_PV_DOMAIN_LOG_SUPPRESSED, s, pv_log_suppressed);
 
     family(&e, METRIC_PV_SET_STATE);
     for (i = 0; i < s->nr_domains; i++) {
@@ -683,6 +830,40 @@ static void json_seconds(struct strbuf *b, bool valid, uint64_t ns)
         puts_(b, "null");
 }
 
+/* ,"key":value for each figure of the scope (null when not known) */
+static void json_figures(struct strbuf *b, const struct snap_figs *f, enum figure_scope scope)
+{
+    for (int id = 0; id < FIG_COUNT; id++) {
+        if (figure_decls[id].scope != scope)
+            continue;
+        json_key(b, figure_decls[id].json, false);
+        if (!f->valid[id])
+            puts_(b, "null");
+        else if (figure_decls[id].ns)
+            put_ns_seconds(b, f->v[id]);
+        else
+            put_u64(b, f->v[id]);
+    }
+}
+
+static void json_devices(struct strbuf *b, const char *key, const struct snap_device *devs, uint32_t n,
+                         enum figure_scope scope)
+{
+    json_key(b, key, false);
+    putc_(b, '[');
+    for (uint32_t k = 0; k < n; k++) {
+        if (k)
+            putc_(b, ',');
+        puts_(b, "{\"device\":");
+        strbuf_json_string(b, devs[k].name);
+        json_key(b, "devid", false);
+        put_u64(b, devs[k].devid);
+        json_figures(b, &devs[k].figs, scope);
+        putc_(b, '}');
+    }
+    putc_(b, ']');
+}
+
 int render_json(const struct snapshot *s, struct strbuf *b)
 {
     uint32_t i, j, k;
@@ -691,7 +872,28 @@ int render_json(const struct snapshot *s, struct strbuf *b)
     strbuf_json_string(b, s->backend);
     puts_(b, ",\"self_domid\":");
     put_u64(b, s->self_domid);
-    puts_(b, "},\"time\":");
+    json_key(b, "xen_version", false);
+    if (s->xen_version[0])
+        strbuf_json_string(b, s->xen_version);
+    else
+        puts_(b, "null");
+    json_key(b, "scheduler", false);
+    if (s->xen_version[0])
+        strbuf_json_string(b, s->scheduler);
+    else
+        puts_(b, "null");
+    json_figures(b, &s->host, SCOPE_HOST);
+    json_key(b, "pcpus", false);
+    putc_(b, '[');
+    for (i = 0; i < s->nr_pcpus; i++) {
+        if (i)
+            putc_(b, ',');
+        puts_(b, "{\"cpu\":");
+        put_u64(b, i);
+        json_figures(b, &s->pcpus[i], SCOPE_PCPU);
+        putc_(b, '}');
+    }
+    puts_(b, "]},\"time\":");
     put_double(b, s->wall, true);
     puts_(b, ",\"monotonic_ns\":");
     put_u64(b, s->monotonic_ns);
@@ -729,6 +931,33 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         strbuf_json_string(b, d->name);
         json_key(b, "nr_vcpus", false);
         put_u64(b, d->nr_vcpus);
+        {
+            char uuid[37];
+            bool first = true;
+
+            uuid_format(d->uuid, uuid);
+            json_key(b, "uuid", false);
+            strbuf_json_string(b, uuid);
+            json_key(b, "state", false);
+            putc_(b, '[');
+            for (k = 0; k < 6; k++) {
+                if (!((d->flags >> k) & 1))
+                    continue;
+                if (!first)
+                    putc_(b, ',');
+                strbuf_json_string(b, state_names[k]);
+                first = false;
+            }
+            putc_(b, ']');
+            json_key(b, "shutdown_reason", false);
+            if (d->flags & XENSTATS_DOMAIN_SHUTDOWN)
+                strbuf_json_string(b, shutdown_name(d->shutdown_reason));
+            else
+                puts_(b, "null");
+        }
+        json_figures(b, &d->figs, SCOPE_DOMAIN);
+        json_devices(b, "vifs", d->vifs, d->nr_vifs, SCOPE_VIF);
+        json_devices(b, "vbds", d->vbds, d->nr_vbds, SCOPE_VBD);
         json_key(b, "vcpu_source", false);
         strbuf_json_string(b, source_names[d->vcpu_source]);
         json_key(b, "vcpu_error", false);
@@ -765,19 +994,19 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         json_key(b, "pv_budget", false);
         if (d->pv_monitored) {
             puts_(b, "{\"throttled\":");
-            puts_(b, d->pv_throttled ? "true" : "false");
+            puts_(b, d->pv.throttled ? "true" : "false");
             json_key(b, "sets_rejected", false);
-            put_u64(b, d->pv_sets_rejected);
+            put_u64(b, d->pv.sets_rejected);
             json_key(b, "sets_ignored", false);
-            put_u64(b, d->pv_sets_ignored);
+            put_u64(b, d->pv.sets_ignored);
             json_key(b, "rescans", false);
-            put_u64(b, d->pv_rescans);
+            put_u64(b, d->pv.rescans);
             json_key(b, "xenstore_reads", false);
-            put_u64(b, d->pv_xenstore_reads);
+            put_u64(b, d->pv.xenstore_reads);
             json_key(b, "budget_exceeded", false);
-            put_u64(b, d->pv_budget_exceeded);
+            put_u64(b, d->pv.budget_exceeded);
             json_key(b, "log_suppressed", false);
-            put_u64(b, d->pv_log_suppressed);
+            put_u64(b, d->pv.log_suppressed);
             putc_(b, '}');
         } else {
             puts_(b, "null");
@@ -879,10 +1108,13 @@ static void snapshot_free(struct snapshot *s)
             free(set->reason);
         }
         free(d->sets);
+        free(d->vifs);
+        free(d->vbds);
         free(d->vcpus);
         free(d->vcpu_error);
     }
     free(s->domains);
+    free(s->pcpus);
     for (int f = 0; f < 3; f++)
         free(s->text[f]);
     pthread_mutex_destroy(&s->lock);

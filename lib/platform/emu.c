@@ -2,7 +2,11 @@
 /*
  * emu backend: the emulated host of `xenstats emu`.  The calling process
  * belongs to the domain in $XENSTATS_EMU_DOMID (default 0, the privileged
- * control domain).
+ * control domain).  $XENSTATS_EMU_NO_RESOURCE says how the emulated
+ * hypervisor refuses a resource it does not have, as each Xen version does
+ * (platform_resource_absent()): EOPNOTSUPP (the default, Xen up to 4.17),
+ * EINVAL (4.18 and later), ENOSYS (no XENMEM_acquire_resource) or ENOTTY
+ * (a privcmd driver without the ioctl).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,6 +24,8 @@
 
 struct emu {
     char dir[PATH_MAX - 64];
+    void *table; /* the emulator's table (emu_layout.h), mapped read-only */
+    int no_resource; /* the refusal of a resource the host lacks: -errno */
     /* Domains seen by the last list, sorted by domid.  A domain's name and
      * vCPU count never change and the emulator never reuses a domid, so a
      * list reads only the info files of new domains. */
@@ -30,6 +36,40 @@ struct emu {
 static struct emu *emu_of(struct platform *p)
 {
     return p->backend_data;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* The canonical lower-case form, 8-4-4-4-12, as libxl prints it. */
+static int uuid_parse(const char *s, uint8_t uuid[16])
+{
+    size_t i, o = 0;
+
+    if (strlen(s) != 36)
+        return -EINVAL;
+    for (i = 0; i < 36;) {
+        int hi, lo;
+
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i++] != '-')
+                return -EINVAL;
+            continue;
+        }
+        hi = hex_digit(s[i]);
+        lo = hex_digit(s[i + 1]);
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        uuid[o++] = (uint8_t)(hi << 4 | lo);
+        i += 2;
+    }
+    return 0;
 }
 
 int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info *ret_info)
@@ -58,6 +98,9 @@ int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info
                 return -EBADMSG;
             info.nr_vcpus = (uint32_t)v;
             have_vcpus = true;
+        } else if (!strncmp(buf, "uuid=", 5)) {
+            if (uuid_parse(buf + 5, info.uuid) < 0)
+                return -EBADMSG;
         }
         line += n + (end ? 1 : 0);
     }
@@ -69,7 +112,11 @@ int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info
 
 int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "name=%s\nvcpus=%u\n", info->name, info->nr_vcpus);
+    const uint8_t *u = info->uuid;
+    int n = snprintf(buf, len,
+                     "name=%s\nvcpus=%u\nuuid=%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n",
+                     info->name, info->nr_vcpus, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+                     u[11], u[12], u[13], u[14], u[15]);
 
     if (n < 0 || (size_t)n >= len)
         return -ENOBUFS;
@@ -93,6 +140,62 @@ int emu_is_running(const char *dir)
     return alive;
 }
 
+static int map_table(struct emu *emu)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    void *mem;
+    int fd, r = 0;
+
+    if (snprintf(path, sizeof(path), "%s/%s", emu->dir, EMU_TABLE_FILE) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        r = negative_errno();
+        log_error("cannot open the emulated host's table %s: %s", path, strerror(-r));
+        return r;
+    }
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < EMU_TABLE_BYTES) {
+        close(fd);
+        log_error("%s is not an emulated host's table", path);
+        return -EBADMSG;
+    }
+    mem = mmap(NULL, EMU_TABLE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED)
+        r = negative_errno();
+    close(fd);
+    if (r < 0)
+        return r;
+    if (__atomic_load_n(&emu_table_host(mem)->magic, __ATOMIC_ACQUIRE) != EMU_TABLE_MAGIC) {
+        munmap(mem, EMU_TABLE_BYTES);
+        log_error("%s is not an emulated host's table", path);
+        return -EBADMSG;
+    }
+    emu->table = mem;
+    return 0;
+}
+
+static int parse_no_resource(const char *text, int *ret)
+{
+    static const struct {
+        const char *name;
+        int err;
+    } answers[] = {{"EOPNOTSUPP", -EOPNOTSUPP}, {"EINVAL", -EINVAL}, {"ENOSYS", -ENOSYS}, {"ENOTTY", -ENOTTY}};
+    size_t i;
+
+    *ret = -EOPNOTSUPP;
+    if (!text || !*text)
+        return 0;
+    for (i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+        if (strcmp(text, answers[i].name) == 0) {
+            *ret = answers[i].err;
+            return 0;
+        }
+    }
+    log_error("XENSTATS_EMU_NO_RESOURCE=%s is not one of EOPNOTSUPP, EINVAL, ENOSYS, ENOTTY", text);
+    return -EINVAL;
+}
+
 static int emu_open(struct platform *p)
 {
     const char *domid_env = getenv("XENSTATS_EMU_DOMID");
@@ -107,6 +210,9 @@ static int emu_open(struct platform *p)
     emu = calloc(1, sizeof(*emu));
     if (!emu)
         return -ENOMEM;
+    r = parse_no_resource(getenv("XENSTATS_EMU_NO_RESOURCE"), &emu->no_resource);
+    if (r < 0)
+        goto fail;
     r = emu_run_dir(emu->dir, sizeof(emu->dir));
     if (r < 0)
         goto fail;
@@ -115,6 +221,9 @@ static int emu_open(struct platform *p)
         r = -ENOENT;
         goto fail;
     }
+    r = map_table(emu);
+    if (r < 0)
+        goto fail;
     p->self_domid = (uint32_t)domid;
     p->backend_data = emu;
     return 0;
@@ -125,8 +234,11 @@ fail:
 
 static void emu_close(struct platform *p)
 {
-    if (p->backend_data)
+    if (p->backend_data) {
         free(emu_of(p)->known);
+        if (emu_of(p)->table)
+            munmap(emu_of(p)->table, EMU_TABLE_BYTES);
+    }
     emu_grant_release(p);
     free(p->backend_data);
     p->backend_data = NULL;
@@ -139,7 +251,31 @@ static int domain_path(struct emu *emu, uint32_t domid, const char *file, char *
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int emu_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
+/* The changing figures of a domain from its table slot; -ESRCH if gone. */
+static int read_slot(struct emu *emu, struct xenstats_domain_info *info)
+{
+    struct emu_table_domain slot;
+    int r;
+
+    if (info->domid >= EMU_TABLE_DOMAINS)
+        return -ESRCH;
+    r = emu_table_read(emu_table_slot(emu->table, info->domid), sizeof(slot) / 8, &slot);
+    if (r < 0)
+        return r;
+    if (!slot.present)
+        return -ESRCH;
+    info->flags = slot.flags;
+    info->shutdown_reason = slot.shutdown_reason;
+    info->nr_online_vcpus = slot.nr_online_vcpus;
+    info->cpu_time_ns = slot.cpu_time_ns;
+    info->memory_kib = slot.memory_kib;
+    info->max_memory_kib = slot.max_memory_kib;
+    info->shared_kib = slot.shared_kib;
+    info->outstanding_kib = slot.outstanding_kib;
+    return 0;
+}
+
+static int read_info_file(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
 {
     char path[PATH_MAX], *text = NULL;
     int r;
@@ -154,6 +290,18 @@ static int emu_domain_info(struct platform *p, uint32_t domid, struct xenstats_d
         return r;
     r = emu_info_parse(text, domid, ret_info);
     free(text);
+    return r;
+}
+
+static int emu_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
+{
+    struct xenstats_domain_info info;
+    int r = read_info_file(p, domid, &info);
+
+    if (r == 0)
+        r = read_slot(emu_of(p), &info);
+    if (r == 0)
+        *ret_info = info;
     return r;
 }
 
@@ -202,11 +350,12 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
             list = grown;
         }
         seen = known_domain(emu, (uint32_t)domid);
-        if (seen) {
-            list[count++] = *seen;
-            continue;
-        }
-        r = emu_domain_info(p, (uint32_t)domid, &list[count]);
+        if (seen)
+            list[count] = *seen;
+        else
+            r = read_info_file(p, (uint32_t)domid, &list[count]);
+        if (r == 0)
+            r = read_slot(emu, &list[count]);
         if (r == -ESRCH) { /* destroyed while listing */
             r = 0;
             continue;
@@ -252,19 +401,19 @@ static int emu_resource_map(struct platform *p, uint32_t domid, unsigned int typ
     if (r < 0)
         return r;
     if (type != 3 || id != 0)
-        return -EOPNOTSUPP;
+        return emu_of(p)->no_resource;
     r = domain_path(emu_of(p), domid, EMU_VCPU_STATS_FILE, path, sizeof(path));
     if (r < 0)
         return r;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT ? -EOPNOTSUPP : negative_errno();
+        return errno == ENOENT ? emu_of(p)->no_resource : negative_errno();
     if (fstat(fd, &st) < 0) {
         r = negative_errno();
         goto out;
     }
     if (st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
-        r = -EOPNOTSUPP;
+        r = emu_of(p)->no_resource;
         goto out;
     }
     addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
@@ -296,6 +445,51 @@ static int emu_clock_ns(struct platform *p, uint64_t *ret_now)
     return 0;
 }
 
+static int read_host(struct emu *emu, struct emu_table_host *ret_host)
+{
+    return emu_table_read(emu_table_host(emu->table), sizeof(*ret_host) / 8, ret_host);
+}
+
+static int emu_host_info(struct platform *p, struct xenstats_host_info *ret_info)
+{
+    struct emu_table_host h;
+    struct xenstats_host_info info = {0};
+    int r = read_host(emu_of(p), &h);
+
+    if (r < 0)
+        return r;
+    snprintf(info.xen_version, sizeof(info.xen_version), "emu");
+    snprintf(info.scheduler, sizeof(info.scheduler), "emu");
+    info.nr_pcpus = h.nr_pcpus;
+    info.cpu_khz = h.cpu_khz;
+    info.total_memory_kib = h.total_memory_kib;
+    info.free_memory_kib = h.free_memory_kib;
+    info.scrub_memory_kib = h.scrub_memory_kib;
+    *ret_info = info;
+    return 0;
+}
+
+static int emu_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size_t *ret_count)
+{
+    struct emu_table_host h;
+    size_t i, n;
+    int r = read_host(emu_of(p), &h);
+
+    if (r < 0)
+        return r;
+    n = h.nr_pcpus < EMU_TABLE_PCPUS ? h.nr_pcpus : EMU_TABLE_PCPUS;
+    n = n < max ? n : max;
+    for (i = 0; i < n; i++)
+        idle_ns[i] = h.pcpu_idle_ns[i];
+    *ret_count = n;
+    return 0;
+}
+
+static const struct platform_host_ops emu_host_ops = {
+    .info = emu_host_info,
+    .pcpu_idle = emu_pcpu_idle,
+};
+
 static const struct platform_domain_ops emu_domain_ops = {
     .list = emu_domain_list,
     .info = emu_domain_info,
@@ -315,6 +509,7 @@ const struct platform_backend platform_backend_emu = {
     .open = emu_open,
     .close = emu_close,
     .domain = &emu_domain_ops,
+    .host = &emu_host_ops,
     .resource = &emu_resource_ops,
     .store = &emu_store_ops,
     .grant = &emu_grant_ops,

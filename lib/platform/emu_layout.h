@@ -5,7 +5,10 @@
  *
  *   emu.pid                    pid of the running emulator
  *   control                    UNIX stream socket, line commands (emulator.md)
- *   domains/<domid>/info       "name=...\nvcpus=N\n" (replaced atomically)
+ *   table                      the hypervisor's changing figures: host and
+ *                              one slot per domid (struct emu_table below)
+ *   domains/<domid>/info       "name=...\nvcpus=N\nuuid=...\n" (replaced
+ *                              atomically; never changes for a domain)
  *   domains/<domid>/vcpu-stats the vCPU statistics region (absent when the
  *                              domain was created without it)
  *
@@ -16,7 +19,10 @@
 #ifndef XENSTATS_EMU_LAYOUT_H
 #define XENSTATS_EMU_LAYOUT_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <xenstats/xenstats.h>
 
@@ -26,11 +32,105 @@
 #define EMU_INFO_FILE "info"
 #define EMU_VCPU_STATS_FILE "vcpu-stats"
 #define EMU_INFO_MAX 512
+#define EMU_TABLE_FILE "table"
 
 /* Parse an info file; -EBADMSG when malformed. */
 int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info *ret_info);
 /* Format an info file into buf; returns its length or -ENOBUFS. */
 int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t len);
+
+/*
+ * The table file: what Xen's getdomaininfo, physinfo and getcpuinfo
+ * would tell, rewritten by the emulator every scheduler tick and mapped
+ * read-only by the backend.  A slot is a seqlock: the writer makes seq odd,
+ * changes the fields, makes it even again (release); a reader copies the
+ * fields between two equal even reads of seq (acquire), retrying a few
+ * times.  The file is sparse: slots of domids never used take no memory.
+ */
+#define EMU_TABLE_MAGIC 0x31544d4555534b58ULL /* "XKSUEMT1" */
+#define EMU_TABLE_PCPUS 1024u
+#define EMU_TABLE_DOMAINS 0x7ff0u /* DOMID_FIRST_RESERVED */
+#define EMU_TABLE_HOST_BYTES 16384u
+#define EMU_TABLE_RETRIES 64
+
+struct emu_table_host {
+    uint64_t magic;
+    uint64_t seq;
+    uint32_t nr_pcpus, cpu_khz;
+    uint64_t total_memory_kib, free_memory_kib, scrub_memory_kib;
+    uint64_t pcpu_idle_ns[EMU_TABLE_PCPUS];
+};
+
+struct emu_table_domain {
+    uint64_t seq;
+    uint32_t present; /* 1 from creation to destruction */
+    uint32_t flags;   /* XENSTATS_DOMAIN_* */
+    uint32_t shutdown_reason;
+    uint32_t nr_online_vcpus;
+    uint64_t cpu_time_ns;
+    uint64_t memory_kib, max_memory_kib, shared_kib, outstanding_kib;
+    uint64_t reserved[8];
+};
+
+_Static_assert(sizeof(struct emu_table_host) <= EMU_TABLE_HOST_BYTES, "host part of the table");
+_Static_assert(sizeof(struct emu_table_domain) == 128, "table slot");
+
+#define EMU_TABLE_BYTES ((uint64_t)EMU_TABLE_HOST_BYTES + (uint64_t)EMU_TABLE_DOMAINS * 128u)
+
+static inline struct emu_table_host *emu_table_host(void *table)
+{
+    return (struct emu_table_host *)table;
+}
+
+static inline struct emu_table_domain *emu_table_slot(void *table, uint32_t domid)
+{
+    return (struct emu_table_domain *)((char *)table + EMU_TABLE_HOST_BYTES) + domid;
+}
+
+/* Writer side (the emulator, one thread). */
+static inline void emu_table_write_begin(uint64_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void emu_table_write_end(uint64_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+#define EMU_TABLE_STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
+#define EMU_TABLE_LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+/*
+ * Reader side: copy `words` 64-bit words of a record whose first word is
+ * its seq into out; 0, or -EAGAIN when the writer kept changing it.
+ */
+static inline int emu_table_read(const void *record, size_t words, void *out)
+{
+    const uint64_t *src = (const uint64_t *)record;
+    unsigned char *dst = (unsigned char *)out;
+    int tries;
+
+    for (tries = 0; tries < EMU_TABLE_RETRIES; tries++) {
+        uint64_t seq = __atomic_load_n(&src[0], __ATOMIC_ACQUIRE);
+        size_t i;
+
+        if (seq & 1)
+            continue;
+        for (i = 1; i < words; i++) {
+            uint64_t w = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+
+            memcpy(dst + i * sizeof(w), &w, sizeof(w));
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&src[0], __ATOMIC_RELAXED) == seq) {
+            memcpy(dst, &seq, sizeof(seq));
+            return 0;
+        }
+    }
+    return -EAGAIN;
+}
 
 /* 1 if the emulator whose run directory is `dir` is alive, else 0. */
 int emu_is_running(const char *dir);

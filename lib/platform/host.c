@@ -2,6 +2,7 @@
 /* Backend choice and the public host handle. */
 #include <string.h>
 #include <unistd.h>
+#include <xenstore.h>
 
 #include "platform.h"
 #include "util/util.h"
@@ -60,6 +61,8 @@ void xenstats_host_close(struct xenstats_host *host)
 {
     if (!host)
         return;
+    if (host->xs)
+        xs_close(host->xs);
     host->platform.backend->close(&host->platform);
     free(host);
 }
@@ -83,4 +86,59 @@ int xenstats_host_list_domains(struct xenstats_host *host, struct xenstats_domai
 int xenstats_host_domain_info(struct xenstats_host *host, uint32_t domid, struct xenstats_domain_info *ret_info)
 {
     return set_errno(host->platform.backend->domain->info(&host->platform, domid, ret_info));
+}
+
+int xenstats_host_info(struct xenstats_host *host, struct xenstats_host_info *ret_info)
+{
+    const struct platform_host_ops *ops = host->platform.backend->host;
+
+    return set_errno(ops && ops->info ? ops->info(&host->platform, ret_info) : -EOPNOTSUPP);
+}
+
+int xenstats_host_pcpu_idle(struct xenstats_host *host, uint64_t *idle_ns, size_t max, size_t *ret_count)
+{
+    const struct platform_host_ops *ops = host->platform.backend->host;
+
+    return set_errno(ops && ops->pcpu_idle ? ops->pcpu_idle(&host->platform, idle_ns, max, ret_count)
+                                           : -EOPNOTSUPP);
+}
+
+int xenstats_host_list_devices(struct xenstats_host *host, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                               struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
+{
+    const struct platform_host_ops *ops = host->platform.backend->host;
+
+    return set_errno(ops && ops->devices
+                         ? ops->devices(&host->platform, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds)
+                         : -EOPNOTSUPP);
+}
+
+int xenstats_host_read_domain_key(struct xenstats_host *host, uint32_t domid, const char *path, char *buf,
+                                  size_t len)
+{
+    const struct platform_store_ops *store = host->platform.backend->store;
+    char full[256];
+    unsigned int n = 0;
+    char *value;
+
+    if (!len || snprintf(full, sizeof(full), "/local/domain/%u/%s", domid, path) >= (int)sizeof(full))
+        return set_errno(-EINVAL);
+    if (!host->xs) {
+        if (!store || !store->open)
+            return set_errno(-EOPNOTSUPP);
+        host->xs = store->open(&host->platform, 0);
+        if (!host->xs)
+            return set_errno(negative_errno());
+    }
+    value = xs_read(host->xs, XBT_NULL, full, &n);
+    if (!value)
+        return set_errno(errno == ENOENT ? -ENOENT : negative_errno());
+    if (n >= len) {
+        free(value);
+        return set_errno(-E2BIG);
+    }
+    memcpy(buf, value, n);
+    buf[n] = '\0';
+    free(value);
+    return (int)n;
 }

@@ -8,6 +8,7 @@
 #ifndef XENSTATS_PLATFORM_H
 #define XENSTATS_PLATFORM_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,17 @@ struct platform_domain_ops {
 };
 
 /*
+ * The hypervisor, the machine and the guests' backend devices in dom0.
+ * Any op may be NULL: the public call then returns -EOPNOTSUPP.
+ */
+struct platform_host_ops {
+    int (*info)(struct platform *p, struct xenstats_host_info *ret_info);
+    int (*pcpu_idle)(struct platform *p, uint64_t *idle_ns, size_t max, size_t *ret_count);
+    int (*devices)(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                   struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds);
+};
+
+/*
  * A mapped foreign resource (libxenforeignmemory's map_resource): read-only
  * view of `len` bytes, released with unmap().
  */
@@ -46,12 +58,28 @@ struct platform_resource {
     void *backend_data;
 };
 
+/*
+ * Whether map()'s error `r` means "this host has no such resource", as
+ * each Xen answers an unknown type when the first frame is asked:
+ * EOPNOTSUPP up to 4.17 (4.17.7's size query instead "succeeds" with a
+ * garbage size, which is why no size is ever asked), EINVAL from 4.18.x,
+ * 4.19.x and 4.20 (resource_max_frames() returns 0 for an unknown type),
+ * ENOSYS from a hypervisor without XENMEM_acquire_resource, and ENOTTY
+ * from a privcmd driver without the ioctl when libxenforeignmemory passes
+ * it through.  lib/vcpu/reader.c turns all of them into -EOPNOTSUPP.
+ */
+static inline bool platform_resource_absent(int r)
+{
+    return r == -EOPNOTSUPP || r == -EINVAL || r == -ENOSYS || r == -ENOTTY;
+}
+
 struct platform_resource_ops {
     /*
      * Map resource (type, id) of domid read-only.  -EPERM when the caller
      * is not privileged over domid or domid is the caller itself (Xen
-     * refuses acquire_resource on one's own domain), -ESRCH no domain,
-     * -EOPNOTSUPP unknown resource type.
+     * refuses acquire_resource on one's own domain), -ESRCH no domain.
+     * An unknown resource type gets what the hypervisor answers, which
+     * depends on its version (platform_resource_absent()).
      */
     int (*map)(struct platform *p, uint32_t domid, unsigned int type, unsigned int id,
                struct platform_resource *ret_resource);
@@ -153,6 +181,7 @@ struct platform_backend {
     int (*open)(struct platform *p);
     void (*close)(struct platform *p);
     const struct platform_domain_ops *domain;
+    const struct platform_host_ops *host;       /* NULL: no host figures */
     const struct platform_resource_ops *resource;
     const struct platform_store_ops *store;   /* NULL until implemented */
     const struct platform_grant_ops *grant;   /* NULL until implemented */
@@ -179,6 +208,7 @@ struct xenstats_host {
      * the time Xen ran before dom0's kernel started CLOCK_MONOTONIC_RAW.
      */
     int64_t region_clock_offset;
+    struct xs_handle *xs; /* xenstats_host_read_domain_key()'s, opened on first use */
 };
 
 #endif /* XENSTATS_PLATFORM_H */

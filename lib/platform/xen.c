@@ -310,9 +310,12 @@ static int map_frames(xenforeignmemory_handle *fmem, uint32_t domid, unsigned in
 /*
  * xenforeignmemory_resource_size() is never asked: on Xen 4.17.7 it
  * succeeds with a garbage size for a type the hypervisor does not know.
- * The first frame is mapped instead (EOPNOTSUPP there is the real
- * answer), and for the vCPU statistics its header says how many frames the
- * domain's records take.
+ * The first frame is mapped instead (its error is the real answer:
+ * EOPNOTSUPP up to 4.17, EINVAL from 4.18; see platform_resource_absent()),
+ * and for the vCPU statistics its header says how many frames the
+ * domain's records take.  Once the first frame is there, a refusal of the
+ * whole is not "no such resource": the header claims frames the
+ * hypervisor does not have (-ERANGE).
  */
 static int xen_resource_map(struct platform *p, uint32_t domid, unsigned int type, unsigned int id,
                             struct platform_resource *ret_resource)
@@ -336,7 +339,7 @@ static int xen_resource_map(struct platform *p, uint32_t domid, unsigned int typ
     r = map_frames(fmem, domid, type, id, frames, &whole);
     xenforeignmemory_unmap_resource(fmem, first.backend_data);
     if (r < 0)
-        return r;
+        return platform_resource_absent(r) ? -ERANGE : r;
     *ret_resource = whole;
     return 0;
 }

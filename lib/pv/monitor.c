@@ -1488,8 +1488,11 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
     ret_stat->type = (enum xenstats_pv_type)s->descs[i].type;
     ret_stat->valid = s->samples > 0 && s->valid[i];
     memset(&ret_stat->value, 0, sizeof(ret_stat->value));
-    if (!ret_stat->valid)
+    if (!ret_stat->valid) {
+        if (ret_stat->type == XENSTATS_PV_ASCII)
+            ret_stat->value.ascii = ""; /* never NULL: see pv.h */
         return 0;
+    }
     switch (s->descs[i].type) {
     case XEN_PV_STATS_TYPE_S64:
         ret_stat->value.s64 = s->values[i].u.s64;

@@ -103,7 +103,8 @@ int parse_u64(const char *s, uint64_t max, uint64_t *ret_value)
     for (; *s; s++) {
         if (*s < '0' || *s > '9')
             return -EINVAL;
-        if (v > (max - (uint64_t)(*s - '0')) / 10)
+        /* a digit above max itself must not wrap max - digit */
+        if ((uint64_t)(*s - '0') > max || v > (max - (uint64_t)(*s - '0')) / 10)
             return -ERANGE;
         v = v * 10 + (uint64_t)(*s - '0');
     }

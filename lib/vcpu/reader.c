@@ -223,7 +223,8 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     }
     r = p->backend->resource->map(p, domid, XEN_VCPU_STATS_RESOURCE_TYPE, XEN_VCPU_STATS_RESOURCE_ID, &res);
     if (r < 0) {
-        set_errno(r);
+        /* every version's way of saying "no such resource" is one answer */
+        set_errno(platform_resource_absent(r) ? -EOPNOTSUPP : r);
         return NULL;
     }
     map = map_new(res.addr, res.len);

@@ -3,8 +3,42 @@
 # tests/e2e/xen-hv/run.sh): building blocks of the busybox initramfs images
 # booted as dom0 and domU.  Needs PKGROOT (Debian's packages extracted by
 # tests/e2e/xen/install.sh) and KVER (the kernel version under it).
+#
+# XEN_VERSION=4.17 (default): Debian 12's Xen tools; every library comes
+# from this (Debian 12) machine, found by its ldd.
+# XEN_VERSION=4.20: Debian 13's; TRIXIE_ROOT is the Debian 13 chroot of
+# scripts/trixie.sh, whose loader resolves every binary's libraries in
+# PKGROOT first, then in the chroot (never on this machine: its glibc is
+# older than Debian 13's binaries need).
 
 INITRAMFS_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+XEN_VERSION=${XEN_VERSION:-4.17}
+SYSROOT=
+[ "$XEN_VERSION" = 4.17 ] || SYSROOT=${TRIXIE_ROOT:?TRIXIE_ROOT: the Debian 13 chroot}
+
+# initramfs_kver PKGROOT: the kernel version of the extracted packages
+# (Debian 13 is usr-merged: its modules are under usr/lib/modules)
+initramfs_kver() {
+    basename "$(ls -d "$1"/lib/modules/* "$1"/usr/lib/modules/* 2>/dev/null | head -1)"
+}
+
+# initramfs_libs BIN: "HOSTPATH IMAGEPATH" for every library BIN needs
+initramfs_libs() {
+    local lib tree found
+    if [ -z "$SYSROOT" ]; then
+        for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ )]*'); do echo "$lib $lib"; done
+        return 0
+    fi
+    "$SYSROOT/usr/lib64/ld-linux-x86-64.so.2" \
+        --library-path "$PKGROOT/usr/lib/x86_64-linux-gnu:$SYSROOT/usr/lib/x86_64-linux-gnu" --list "$1" |
+        grep -o '=> /[^ ]*' | cut -c4- | while read -r lib; do
+            found=
+            for tree in "$PKGROOT" "$SYSROOT"; do
+                case $lib in "$tree"/*) echo "$lib ${lib#"$tree"}"; found=1; break ;; esac
+            done
+            [ -n "$found" ] || { echo "initramfs: $1 needs $lib, outside Debian 13's trees" >&2; return 1; }
+        done
+}
 
 # initramfs_base ROOT: busybox with its applets, usrmerge links, the dynamic
 # loader and libgcc_s (glibc dlopen()s it for pthread_cancel, which
@@ -20,20 +54,21 @@ initramfs_base() {
     for applet in $(/bin/busybox --list-full); do
         [ -e "$root/$applet" ] || [ -L "$root/$applet" ] || ln -s /usr/bin/busybox "$root/$applet"
     done
-    cp -L /lib64/ld-linux-x86-64.so.2 "$root/usr/lib64/"
-    cp -L /lib/x86_64-linux-gnu/libgcc_s.so.1 "$root/usr/lib/x86_64-linux-gnu/"
+    cp -L "$SYSROOT/lib64/ld-linux-x86-64.so.2" "$root/usr/lib64/"
+    cp -L "$SYSROOT/lib/x86_64-linux-gnu/libgcc_s.so.1" "$root/usr/lib/x86_64-linux-gnu/"
 }
 
-# initramfs_bin ROOT SRC [DEST]: a binary and every library ldd resolves for it
+# initramfs_bin ROOT SRC [DEST]: a binary and every library it needs
 initramfs_bin() {
-    local root=$1 src=$2 dest=${3:-$2} lib
+    local root=$1 src=$2 dest=${3:-$2} libs lib at
     mkdir -p "$root$(dirname "$dest")"
     cp -L "$src" "$root$dest"
-    for lib in $(ldd "$src" 2>/dev/null | grep -o '/[^ )]*'); do
-        [ -e "$lib" ] && [ ! -e "$root$lib" ] || continue
-        mkdir -p "$root$(dirname "$lib")"
-        cp -L "$lib" "$root$lib"
-    done
+    libs=$(initramfs_libs "$src") || return 1
+    while read -r lib at; do
+        [ -n "$lib" ] && [ -e "$lib" ] && [ ! -e "$root$at" ] || continue
+        mkdir -p "$root$(dirname "$at")"
+        cp -L "$lib" "$root$at"
+    done <<<"$libs"
 }
 
 # initramfs_modules ROOT NAME...: Xen's modules (=m in Debian's kernel),
@@ -43,7 +78,7 @@ initramfs_modules() {
     shift
     mkdir -p "$root/modules"
     for m in "$@"; do
-        f=$(find "$PKGROOT/lib/modules/$KVER" -name "$m.ko*" | head -1)
+        f=$(find "$PKGROOT"/lib/modules/"$KVER" "$PKGROOT"/usr/lib/modules/"$KVER" -name "$m.ko*" 2>/dev/null | head -1 || true)
         [ -n "$f" ] || { echo "initramfs: module $m not found under $PKGROOT" >&2; return 1; }
         case $f in
         *.xz) xz -dc "$f" >"$root/modules/$m.ko" ;;
@@ -64,7 +99,7 @@ initramfs_xenstore_cli() {
 # xen-init-dom0, xenconsoled, xl), the directories they expect and
 # /dom0-up.sh, which starts them
 initramfs_dom0_tools() {
-    local root=$1 b xb=/usr/lib/xen-4.17/bin
+    local root=$1 b xb=/usr/lib/xen-$XEN_VERSION/bin
     for b in xenstored xen-init-dom0 xenconsoled xl; do
         initramfs_bin "$root" "$PKGROOT$xb/$b" "$xb/$b"
     done

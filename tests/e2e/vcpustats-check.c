@@ -120,9 +120,11 @@ static int read_record(const struct region *r, uint32_t vcpu, struct snap *s)
 
 static int domain_vcpus(xc_interface *xch, uint32_t domid, uint32_t *nr)
 {
-    xc_dominfo_t di;
+    /* xc_domain_getinfo() and xc_dominfo_t are gone from 4.18's libxenctrl;
+     * getinfolist is in both (it returns the first domain >= domid). */
+    xc_domaininfo_t di;
 
-    if (xc_domain_getinfo(xch, domid, 1, &di) != 1 || di.domid != domid)
+    if (xc_domain_getinfolist(xch, domid, 1, &di) != 1 || di.domain != domid)
         return -1;
     *nr = di.max_vcpu_id + 1;
     return 0;
@@ -136,7 +138,7 @@ static int map_region(xc_interface *xch, uint32_t domid, struct region *r)
 
     memset(r, 0, sizeof(*r));
     if (domain_vcpus(xch, domid, &r->nr_vcpus) < 0) {
-        result(0, "domain", "xc_domain_getinfo(%u): %s", domid, strerror(errno));
+        result(0, "domain", "xc_domain_getinfolist(%u): %s", domid, strerror(errno));
         return -1;
     }
     r->fm = xenforeignmemory_open(NULL, 0);

@@ -25,8 +25,8 @@ PY
 pass "JSON: UTF-8 names unchanged, invalid bytes as U+FFFD, the document valid UTF-8"
 curl -sf "$URL/metrics" >"$XENSTATS_TEST_TMP/metrics.txt" || fail "metrics"
 promtool check metrics <"$XENSTATS_TEST_TMP/metrics.txt" || fail "promtool rejects /metrics"
-grep -q $'^xenstats_domain_info{domid="1",domain="caf\xc3\xa9"} 1$' "$XENSTATS_TEST_TMP/metrics.txt" || fail "café label"
-grep -q $'^xenstats_domain_info{domid="2",domain="bad\xef\xbf\xbd\xef\xbf\xbd"} 1$' "$XENSTATS_TEST_TMP/metrics.txt" ||
+grep -Eq $'^xenstats_domain_info{domid="1",domain="caf\xc3\xa9",uuid="[0-9a-f-]{36}"} 1$' "$XENSTATS_TEST_TMP/metrics.txt" || fail "café label"
+grep -Eq $'^xenstats_domain_info{domid="2",domain="bad\xef\xbf\xbd\xef\xbf\xbd",uuid="[0-9a-f-]{36}"} 1$' "$XENSTATS_TEST_TMP/metrics.txt" ||
     fail "invalid bytes label"
 pass "/metrics: the same names, and promtool accepts it"
 

@@ -24,9 +24,9 @@ expect_fail "bad config" "bad.conf:2: unknown setting 'frobnicate'" "$XENSTATS" 
 start_emu -c "$XENSTATS_TEST_TMP/host.conf" -D name=extra
 grep -q "3 pCPUs, tick 5.0 ms" "$XENSTATS_TEST_TMP/emu.log" || fail "config not applied: $(cat "$XENSTATS_TEST_TMP/emu.log")"
 list=$("$XENSTATS" emu list)
-echo "$list" | grep -q "^1 web 4 cpu 0 yes$" || fail "list: $list"
-echo "$list" | grep -q "^2 db 2 mixed 1 yes$" || fail "list: $list"
-echo "$list" | grep -q "^3 extra 1 idle 0 yes$" || fail "list: $list"
+echo "$list" | grep -q "^1 web 4 cpu 0 yes " || fail "list: $list"
+echo "$list" | grep -q "^2 db 2 mixed 1 yes " || fail "list: $list"
+echo "$list" | grep -q "^3 extra 1 idle 0 yes " || fail "list: $list"
 pass "config file and --domain"
 
 expect_fail "second emulator refused" "already running" "$XENSTATS" emu

@@ -52,6 +52,13 @@ pass "domain by id"
 expect_fail "missing domain" "domain 42 does not exist" "$XENSTATS" vcpu 42
 expect_fail "unknown name" "no domain is named 'nosuch'" "$XENSTATS" vcpu nosuch
 expect_fail "unsupported region" "XENMEM_resource_stats_table unsupported" "$XENSTATS" vcpu stock
+# each Xen version's refusal of a resource it lacks reads as "unsupported",
+# never as a malformed region (4.20 answers EINVAL)
+for answer in EOPNOTSUPP EINVAL ENOSYS ENOTTY; do
+    expect_fail "unsupported region ($answer)" "XENMEM_resource_stats_table unsupported" \
+        env XENSTATS_EMU_NO_RESOURCE=$answer "$XENSTATS" vcpu stock
+done
+expect_fail "bad XENSTATS_EMU_NO_RESOURCE" "is not one of" env XENSTATS_EMU_NO_RESOURCE=EIO "$XENSTATS" vcpu stock
 expect_fail "own domain" "permission denied" "$XENSTATS" vcpu 0
 expect_fail "guest is not privileged" "permission denied" env XENSTATS_EMU_DOMID=2 "$XENSTATS" vcpu 1
 expect_fail "bad interval" "--interval" "$XENSTATS" vcpu -i 0 busy

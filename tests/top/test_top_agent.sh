@@ -54,15 +54,17 @@ start_provider
 # to 100% (within rounding), web is busy and publishes one active set, idle
 # is mostly blocked, and half's second vCPU is offline all along.
 check_shares() {
-    awk '$1 ~ /^[0-9]+$/ && $4 != "-" {
-             sum = $4 + $5 + $6 + $7
+    awk '$1 ~ /^DOMID/ { for (i = 1; i <= NF; i++) { h = $i; sub(/\*$/, "", h); c[h] = i }; next }
+         { run = $c["RUN%"]; wait = $c["WAIT%"]; blk = $c["BLOCK%"]; off = $c["OFF%"] }
+         $1 ~ /^[0-9]+$/ && run != "-" {
+             sum = run + wait + blk + off
              if (sum < 98 || sum > 102) { print "sum " sum ": " $0; bad = 1 }
              seen[$2] = 1
          }
-         $2 == "web" && $4 + $5 < 90 { print "web not busy: " $0; bad = 1 }
-         $2 == "web" && ($9 != 1 || $10 != "active") { print "web set: " $0; bad = 1 }
-         $2 == "idle" && $6 < 80 { print "idle not blocked: " $0; bad = 1 }
-         $2 == "half" && ($7 < 49 || $7 > 51) { print "half not half offline: " $0; bad = 1 }
+         $2 == "web" && run + wait < 90 { print "web not busy: " $0; bad = 1 }
+         $2 == "web" && ($c["SETS"] != 1 || $c["WORST"] != "active") { print "web set: " $0; bad = 1 }
+         $2 == "idle" && blk < 80 { print "idle not blocked: " $0; bad = 1 }
+         $2 == "half" && (off < 49 || off > 51) { print "half not half offline: " $0; bad = 1 }
          END { if (!seen["web"] || !seen["idle"] || !seen["half"]) { print "domains missing"; bad = 1 }; exit bad }' "$1"
 }
 

@@ -30,14 +30,20 @@ out="$XENSTATS_TEST_TMP/batch.txt"
 "$XENSTATS" top --batch --delay 100ms --iterations 3 --url "$SERVER_URL/good" >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
     fail "batch: $(cat "$XENSTATS_TEST_TMP/err")"
 [ "$(grep -c '^ DOMID NAME' "$out")" -eq 3 ] || fail "3 iterations, each with a header: $(cat "$out")"
-[ "$(wc -l <"$out")" -eq 12 ] || fail "a header and 3 domains per iteration: $(cat "$out")"
+[ "$(grep -c '^# time 20[0-9-]*T[0-9:.]*Z$' "$out")" -eq 3 ] || fail "a time line per iteration: $(cat "$out")"
+[ "$(wc -l <"$out")" -eq 15 ] || fail "a time, a header and 3 domains per iteration: $(cat "$out")"
 pass "batch prints --iterations snapshots"
 
 # Every iteration shows the exact shares of the fixture's rates.
-awk '$1 == 1 { if ($2 != "web" || $3 != 2 || $4 != "50.0" || $5 != "25.0" || $6 != "25.0" || $7 != "0.0" ||
-                   $8 != "20.0" || $9 != 1 || $10 != "active") bad = 1; n++ }
-     $1 == 2 { if ($2 != "db" || $4 != "20.0" || $5 != "0.0" || $6 != "80.0" || $8 != "4.0" || $10 != "rejected") bad = 1 }
-     $1 == 5 { if ($7 != "100.0" || $4 != "0.0") bad = 1 }
+# Columns are found by their header, so new columns do not move the checks.
+awk '/^#/ { next }
+     $1 ~ /^DOMID/ { for (i = 1; i <= NF; i++) { h = $i; sub(/\*$/, "", h); c[h] = i }; next }
+     $1 == 1 { if ($2 != "web" || $c["VCPUS"] != 2 || $c["RUN%"] != "50.0" || $c["WAIT%"] != "25.0" ||
+                   $c["BLOCK%"] != "25.0" || $c["OFF%"] != "0.0" || $c["CHG/S"] != "20.0" ||
+                   $c["SETS"] != 1 || $c["WORST"] != "active") bad = 1; n++ }
+     $1 == 2 { if ($2 != "db" || $c["RUN%"] != "20.0" || $c["WAIT%"] != "0.0" || $c["BLOCK%"] != "80.0" ||
+                   $c["CHG/S"] != "4.0" || $c["WORST"] != "rejected") bad = 1 }
+     $1 == 5 { if ($c["OFF%"] != "100.0" || $c["RUN%"] != "0.0") bad = 1 }
      END { exit bad || n != 3 }' "$out" || fail "shares: $(cat "$out")"
 pass "shares of the interval from two snapshots"
 
@@ -46,11 +52,11 @@ if LC_ALL=C grep -q "$(printf '\033')" "$out"; then fail "an escape character re
 pass "guest strings are escaped"
 
 "$XENSTATS" top -b -n 1 -d 100ms --sort running --url "$SERVER_URL/good" >"$out"
-[ "$(awk 'NR > 1 { printf "%s ", $1 }' "$out")" = "1 2 5 " ] || fail "sort running: $(cat "$out")"
+[ "$(awk 'NR > 2 { printf "%s ", $1 }' "$out")" = "1 2 5 " ] || fail "sort running: $(cat "$out")"
 "$XENSTATS" top -b -n 1 -d 100ms --sort running -r --url "$SERVER_URL/good" >"$out"
-[ "$(awk 'NR > 1 { printf "%s ", $1 }' "$out")" = "5 2 1 " ] || fail "sort running reversed: $(cat "$out")"
+[ "$(awk 'NR > 2 { printf "%s ", $1 }' "$out")" = "5 2 1 " ] || fail "sort running reversed: $(cat "$out")"
 "$XENSTATS" top -b -n 1 -d 100ms --sort blocked --url "$SERVER_URL/good" >"$out"
-[ "$(awk 'NR > 1 { printf "%s ", $1 }' "$out")" = "2 1 5 " ] || fail "sort blocked: $(cat "$out")"
+[ "$(awk 'NR > 2 { printf "%s ", $1 }' "$out")" = "2 1 5 " ] || fail "sort blocked: $(cat "$out")"
 pass "sort keys"
 
 # Not a terminal: batch without asking.

@@ -25,12 +25,12 @@ echo EXITED \$?
 sleep 30
 EOS
 chmod +x "$RUN"
-tmux new-session -d -s "$SESSION" -x 120 -y 24 "$RUN"
+tmux new-session -d -s "$SESSION" -x 150 -y 24 "$RUN"
 wait_for "xenstats top - $SERVER_URL/good"
 wait_for "DOMID* NAME"
 # Shares appear once two snapshots came in.
 wait_for "     1 web  "
-wait_for "2      50.0       25.0      25.0       0.0       20.0     1 active"
+wait_for "2   50.0   25.0   25.0    0.0    20.0     1 active"
 pass "list with the interval's shares"
 
 screen | grep -qF 'evil\x1b[2J\x1b]0;pwned~' || fail "hostile name not escaped or not cut visibly:
@@ -39,13 +39,13 @@ pass "guest names escaped and cut visibly"
 
 [ "$(domids)" = "1 2 5 " ] || fail "domid order: $(domids)"
 tmux send-keys -t "$SESSION" b
-wait_for "BLOCKED%*"
+wait_for "BLOCK%*"
 [ "$(domids)" = "2 1 5 " ] || fail "sort by blocked (b): $(domids)"
 tmux send-keys -t "$SESSION" r
 wait_for "sort blocked reversed"
 [ "$(domids)" = "5 1 2 " ] || fail "reversed (r): $(domids)"
 tmux send-keys -t "$SESSION" r s
-wait_for "OFFLINE%*"
+wait_for "OFF%*"
 [ "$(domids)" = "5 1 2 " ] || fail "next sort key (s) is offline: $(domids)"
 tmux send-keys -t "$SESSION" i
 wait_for "DOMID*"
@@ -83,7 +83,7 @@ screen | grep -qF "     5 evil" || fail "last row not scrolled into view:
 $(screen)"
 tmux send-keys -t "$SESSION" Right Right Right Right Right
 wait_for "<"
-tmux resize-window -t "$SESSION" -x 120 -y 24
+tmux resize-window -t "$SESSION" -x 150 -y 24
 wait_gone "rows "
 pass "resize and scrolling"
 
@@ -110,7 +110,7 @@ pass "SIGTERM exits cleanly"
 # The agent goes away: the last snapshot stays, the error shows, q still quits.
 rm -f "$XENSTATS_TEST_TMP/top.pid"
 tmux respawn-pane -k -t "$SESSION" "$RUN"
-wait_for "2      50.0       25.0      25.0       0.0       20.0     1 active"
+wait_for "2   50.0   25.0   25.0    0.0    20.0     1 active"
 stop_server
 wait_for "cannot reach the agent at $SERVER_URL/good"
 screen | grep -qF "     1 web  " || fail "the last snapshot is gone:

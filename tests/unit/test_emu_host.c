@@ -25,7 +25,7 @@ static int setup(void **state)
 
     if (!mkdtemp(dir) || !host)
         return -1;
-    if (emu_host_init(host, dir, 2, 10000000) < 0)
+    if (emu_host_init(host, dir, 2, 10000000, 64ULL << 20) < 0)
         return -1;
     *state = host;
     return 0;

@@ -19,6 +19,8 @@ static void test_parse_u64(void **state)
     assert_true(v == UINT64_MAX);
     assert_int_equal(parse_u64("18446744073709551616", UINT64_MAX, &v), -ERANGE);
     assert_int_equal(parse_u64("11", 10, &v), -ERANGE);
+    assert_int_equal(parse_u64("2", 1, &v), -ERANGE); /* a digit above max */
+    assert_int_equal(parse_u64("9", 8, &v), -ERANGE);
     v = 5;
     assert_int_equal(parse_u64("", 10, &v), -EINVAL);
     assert_int_equal(parse_u64("-1", 10, &v), -EINVAL);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The hypercall fallback of the vCPU reader (stock Xen: xc_vcpu_getinfo),
- * over a fake backend, and the xen backend on a machine without Xen.
+ * over a fake backend, every hypervisor's way of saying "no such resource"
+ * (tools/vcpu_fallback.c falls back on each), and the xen backend on a
+ * machine without Xen.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,12 +21,14 @@
 
 #include "platform/platform.h"
 #include "vcpu/reader.h"
+#include "vcpu_fallback.h"
 
 #define DOMID 7
 
 static uint64_t fake_clock;
 static struct platform_vcpu_info fake_vcpus[3];
 static int fake_vcpu_error;
+static int fake_map_error; /* what the fake hypervisor answers a map */
 
 static int fake_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
 {
@@ -69,6 +73,8 @@ static int fake_map(struct platform *p, uint32_t domid, uint32_t type, uint32_t 
     (void)id;
     if (domid != DOMID)
         return -ESRCH;
+    if (fake_map_error)
+        return fake_map_error;
     ret->addr = fake_region;
     ret->len = sizeof(fake_region);
     ret->backend_data = NULL;
@@ -113,6 +119,7 @@ static int setup(void **state)
     (void)state;
     fake_clock = 1000000;
     fake_vcpu_error = 0;
+    fake_map_error = 0;
     fake_domain_ops.vcpu_info = fake_vcpu_info;
     fake_vcpus[0] = (struct platform_vcpu_info){.cpu_time_ns = 5000, .online = true, .running = true};
     fake_vcpus[1] = (struct platform_vcpu_info){.cpu_time_ns = 7000, .online = true, .blocked = true};
@@ -263,6 +270,51 @@ static void test_open_errors(void **state)
     assert_int_equal(errno, EOPNOTSUPP);
 }
 
+/*
+ * Stock Xen refuses the resource differently by version: EOPNOTSUPP up to
+ * 4.17, EINVAL from 4.18 (4.20 included), ENOSYS without acquire_resource,
+ * ENOTTY from an old privcmd.  Each is "no such resource": the reader says
+ * EOPNOTSUPP and the tools fall back to the hypercall.  Any other refusal,
+ * and a region that is there but not believable, is kept as an error.
+ */
+static void test_no_such_resource(void **state)
+{
+    static const int absent[] = {-EOPNOTSUPP, -EINVAL, -ENOSYS, -ENOTTY};
+    static const int kept[] = {-EPERM, -EACCES, -ESRCH, -EIO, -ENOMEM, -EFAULT};
+    unsigned char saved[sizeof(fake_region)];
+    struct xenstats_vcpu_map *map;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+        fake_map_error = absent[i];
+        assert_null(xenstats_vcpu_map_open(&fake_host, DOMID));
+        assert_int_equal(errno, EOPNOTSUPP);
+        map = tool_vcpu_map_open(&fake_host, DOMID);
+        assert_non_null(map);
+        assert_int_equal(xenstats_vcpu_map_source(map), XENSTATS_VCPU_SOURCE_HYPERCALL);
+        xenstats_vcpu_map_close(map);
+    }
+    for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        fake_map_error = kept[i];
+        assert_null(xenstats_vcpu_map_open(&fake_host, DOMID));
+        assert_int_equal(errno, -kept[i]);
+        assert_null(tool_vcpu_map_open(&fake_host, DOMID));
+        assert_int_equal(errno, -kept[i]);
+    }
+    fake_map_error = 0;
+    /* a frame that maps but holds garbage (no size is believed from it) */
+    memcpy(saved, fake_region, sizeof(saved));
+    memset(fake_region, 0xa1, sizeof(fake_region));
+    assert_null(tool_vcpu_map_open(&fake_host, DOMID));
+    assert_int_equal(errno, EBADMSG);
+    assert_string_equal(tool_vcpu_open_error(-errno), "malformed vCPU statistics region: bad magic");
+    memcpy(fake_region, saved, sizeof(saved));
+    /* the words are the tools' one set */
+    assert_non_null(strstr(tool_vcpu_open_error(-EOPNOTSUPP), "does not provide vCPU statistics"));
+    assert_non_null(strstr(tool_vcpu_open_error(-EINVAL), "inconsistent header"));
+}
+
 /* The xen backend is built everywhere; without Xen it opens (everything is
  * opened on first use) and its calls fail cleanly. */
 static void test_xen_backend_without_xen(void **state)
@@ -290,6 +342,7 @@ int main(void)
         cmocka_unit_test_setup(test_map_snapshots_and_projection, setup),
         cmocka_unit_test_setup(test_region_clock_learns_offset, setup),
         cmocka_unit_test_setup(test_open_errors, setup),
+        cmocka_unit_test_setup(test_no_such_resource, setup),
         cmocka_unit_test_setup(test_xen_backend_without_xen, setup),
     };
 

@@ -57,19 +57,28 @@ static int mknod_perms(uint32_t tx, const char *path, const struct xs_perm *perm
     return r < 0 ? r : xst_set_perms(module.toolstack, tx, path, perms, n);
 }
 
-/* A UUID for /vm/<uuid>: unique per domain and run, which is all libxl's
- * consumers assume. */
+/* /vm/<uuid> names the domain's handle, as libxl's. */
 static void make_uuid(const struct emu_domain *d, char *buf, size_t len)
 {
-    uint64_t a = d->created ^ 0x9E3779B97F4A7C15ULL * (d->domid + 1), b = a * 0xBF58476D1CE4E5B9ULL ^ d->domid;
+    const uint8_t *u = d->uuid;
 
-    if (d->domid == 0) {
-        snprintf(buf, len, "00000000-0000-0000-0000-000000000000");
-        return;
+    snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* libxl__build_post() (and xl mem-set for the target): KiB. */
+static int write_memory(uint32_t tx, const struct emu_domain *d, bool static_max)
+{
+    char path[96];
+    int r;
+
+    snprintf(path, sizeof(path), "/local/domain/%u/memory/target", d->domid);
+    r = writef(tx, path, "%llu", (unsigned long long)d->target_kib);
+    if (r == 0 && static_max) {
+        snprintf(path, sizeof(path), "/local/domain/%u/memory/static-max", d->domid);
+        r = writef(tx, path, "%llu", (unsigned long long)d->static_max_kib);
     }
-    snprintf(buf, len, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned int)(a >> 32), (unsigned int)(a >> 16) & 0xffff,
-             (unsigned int)a & 0xfff, (unsigned int)(b >> 48) & 0xfff,
-             (unsigned long long)(b & 0xffffffffffffULL));
+    return r;
 }
 
 static int write_domain(uint32_t tx, const struct emu_domain *d)
@@ -110,8 +119,10 @@ static int write_domain(uint32_t tx, const struct emu_domain *d)
     snprintf(path, sizeof(path), "%s/name", vm);
     if (r == 0)
         r = xst_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
-    if (r < 0 || d->domid == 0)
+    if (r < 0)
         return r;
+    if (d->domid == 0)
+        return write_memory(tx, d, true);
 
     for (i = 0; r == 0 && i < ARRAY_SIZE(ro_paths); i++) {
         snprintf(path, sizeof(path), "%s/%s", home, ro_paths[i]);
@@ -132,7 +143,7 @@ static int write_domain(uint32_t tx, const struct emu_domain *d)
         snprintf(path, sizeof(path), "%s/cpu/%zu/availability", home, i);
         r = writef(tx, path, "%s", d->vcpus[i].offline ? "offline" : "online");
     }
-    return r;
+    return r < 0 ? r : write_memory(tx, d, true);
 }
 
 static void module_fini(void)
@@ -238,12 +249,27 @@ static void domain_destroyed(struct emu_host *host, struct emu_domain *d, void *
         module_fini();
 }
 
+static void domain_changed(struct emu_host *host, struct emu_domain *d, enum emu_change what, void *data)
+{
+    int r = 0;
+
+    (void)host;
+    (void)data;
+    if (!module.store)
+        return;
+    if (what == EMU_CHANGE_TARGET)
+        r = write_memory(0, d, false);
+    if (r < 0)
+        log_error("xenstore: domain %u: %s", d->domid, strerror(-r));
+}
+
 int emu_xenstore_register(struct emu_host *host)
 {
     const struct emu_module m = {
         .name = "xenstore",
         .created = domain_created,
         .destroyed = domain_destroyed,
+        .changed = domain_changed,
     };
     int r;
 

@@ -57,7 +57,7 @@ initramfs_bin "$D0" "$MB/xen_e2e" /usr/bin/xen_e2e
 initramfs_bin "$D0" "$MB/kmod_e2e" /usr/bin/kmod_e2e
 initramfs_modules "$D0" loop llc stp bridge xen-netback xen-blkback
 mkdir -p "$D0/etc/xen/scripts"
-install -m755 "$HERE/hotplug-vif" "$HERE/hotplug-block" "$D0/etc/xen/scripts/"
+install -m755 "$HERE/../hotplug-vif" "$HERE/../hotplug-block" "$D0/etc/xen/scripts/"
 # xl network-attach runs libxl's default vif script whatever script= says
 ln -s hotplug-vif "$D0/etc/xen/scripts/vif-bridge"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"

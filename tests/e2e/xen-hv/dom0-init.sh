@@ -6,7 +6,7 @@
 # benchmarks, xenstats vcpu and agent when present, the hypervisor-side cost (debug key
 # W, when the measurement patch is in), and destruction with a mapping held.
 # Result lines start with "XT:".
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
 
 up() { cut -d' ' -f1 /proc/uptime; }

@@ -16,11 +16,17 @@
 #   SMP, MEM       QEMU CPUs (default 2) and MiB (default 2048)
 #   DOM0_EXTRA=xt_stock  for an unpatched hypervisor: check that the
 #                  resource fails cleanly and xenstats falls back
+#   XEN_VERSION=4.20  Debian 13's kernel and Xen tools, binaries built in
+#                  the Debian 13 chroot; defaults build-xen-hv/out-4.20/xen,
+#                  build-xen-hv/e2e-4.20, build-e2e-4.20
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
-WORK=${WORK:-$REPO/build-xen-hv/e2e}
-XEN=${XEN:-$REPO/build-xen-hv/out/xen}
+export XEN_VERSION=${XEN_VERSION:-4.17}
+V=
+[ "$XEN_VERSION" = 4.17 ] || V=-$XEN_VERSION
+WORK=${WORK:-$REPO/build-xen-hv/e2e$V}
+XEN=${XEN:-$REPO/build-xen-hv/out$V/xen}
 TIMEOUT=${TIMEOUT:-1200}
 SMP=${SMP:-2}
 MEM=${MEM:-2048}
@@ -29,20 +35,30 @@ B=$WORK/build
 [ -f "$XEN" ] || { echo "no hypervisor at $XEN (make xen-hypervisor)" >&2; exit 1; }
 # Debian's packages (host: QEMU, busybox, cpio; guest: kernel, Xen's tools),
 # shared with `make e2e-xen`.
-export E2E_DIR=${E2E_DIR:-$REPO/build-e2e}
+export E2E_DIR=${E2E_DIR:-$REPO/build-e2e$V}
 mkdir -p "$E2E_DIR/logs"
 "$REPO/tests/e2e/xen/install.sh" >"$E2E_DIR/logs/install.log" 2>&1 ||
     { tail -30 "$E2E_DIR/logs/install.log"; echo "xen-hypervisor-e2e: install failed" >&2; exit 1; }
 PKGROOT=$E2E_DIR/pkgroot
-KVER=$(basename "$(ls -d "$PKGROOT"/lib/modules/* | head -1)")
+[ "$XEN_VERSION" = 4.17 ] || export TRIXIE_ROOT=${TRIXIE_ROOT:-$("$REPO/scripts/trixie.sh" chroot-dir)}
 # shellcheck source=tests/e2e/initramfs.sh
 . "$REPO/tests/e2e/initramfs.sh"
+KVER=$(initramfs_kver "$PKGROOT")
 
 rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
 if gzip -t "$XEN" 2>/dev/null; then zcat "$XEN" >"$B/xen"; else cp "$XEN" "$B/xen"; fi
 cp "$PKGROOT/boot/vmlinuz-$KVER" "$B/vmlinuz"
-gcc -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/vcpustats-check" "$REPO/tests/e2e/vcpustats-check.c" \
-    -lxenctrl -lxenforeignmemory || exit 1
+if [ "$XEN_VERSION" = 4.17 ]; then
+    gcc -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/vcpustats-check" "$REPO/tests/e2e/vcpustats-check.c" \
+        -lxenctrl -lxenforeignmemory || exit 1
+else
+    # against Debian 13's libxen, in its chroot; xenstats as `make e2e-xen XEN_VERSION=4.20` builds it
+    CMB=$("$REPO/scripts/trixie.sh" build) || { echo "xenstats build in the Debian 13 chroot failed" >&2; exit 1; }
+    chroot "$TRIXIE_ROOT" gcc -O2 -Wall -Wextra -Werror -I/build/xenstats/include -o "$CMB/vcpustats-check" \
+        /build/xenstats/tests/e2e/vcpustats-check.c -lxenctrl -lxenforeignmemory || exit 1
+    cp "$TRIXIE_ROOT$CMB/vcpustats-check" "$B/vcpustats-check"
+    [ -n "${XENSTATS:-}" ] || XENSTATS=$TRIXIE_ROOT$CMB/xenstats
+fi
 if [ -z "${XENSTATS:-}" ]; then
     MB=$E2E_DIR/meson
     { [ -f "$MB/build.ninja" ] || meson setup "$MB" "$REPO" --buildtype=debugoptimized >/dev/null; } &&

@@ -8,32 +8,46 @@
 #   img/dom0.cpio, img/domu.cpio   the initramfs images: busybox,
 #                 Xen's tools, xenstats and the test programs with the
 #                 shared libraries ldd finds, the Xen kernel modules
-# Needs install.sh to have run.
+# Needs install.sh to have run.  XEN_VERSION=4.20: Debian 13's packages,
+# and the binaries built in the Debian 13 chroot (scripts/trixie.sh).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
-E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
+export XEN_VERSION=${XEN_VERSION:-4.17}
+if [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
 PKGROOT=$E2E_DIR/pkgroot
 MB=$E2E_DIR/meson
 IMG=$E2E_DIR/img
 DOMU_VCPUS=${DOMU_VCPUS:-4}
 
 [ -f "$PKGROOT/.complete" ] || { echo "e2e-xen build: run install.sh first" >&2; exit 1; }
-KVER=$(basename "$(ls -d "$PKGROOT"/lib/modules/* | head -1)")
+[ "$XEN_VERSION" = 4.17 ] || export TRIXIE_ROOT=${TRIXIE_ROOT:-$("$ROOT/scripts/trixie.sh" chroot-dir)}
 # shellcheck source=tests/e2e/initramfs.sh
 . "$HERE/../initramfs.sh"
+KVER=$(initramfs_kver "$PKGROOT")
 
 # ---- binaries
-[ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
-ninja -C "$MB" xenstats tests/pvstats/pv_test_provider tests/pvstats/pv_hostile libxenstats-internal.a >/dev/null
-# shellcheck disable=SC2046
-cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/lib" \
-    -o "$MB/xen_e2e" "$HERE/xen_e2e.c" "$MB/libxenstats-internal.a" \
-    $(pkg-config --libs json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xentoollog) -lpthread -lm
+XE_LIBS="json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xentoollog"
+XE_FLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE"
+if [ "$XEN_VERSION" = 4.17 ]; then
+    [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
+    ninja -C "$MB" xenstats tests/pvstats/pv_test_provider tests/pvstats/pv_hostile libxenstats-internal.a >/dev/null
+    # shellcheck disable=SC2046,SC2086
+    cc $XE_FLAGS -I"$ROOT/include" -I"$ROOT/lib" \
+        -o "$MB/xen_e2e" "$HERE/xen_e2e.c" "$MB/libxenstats-internal.a" \
+        $(pkg-config --libs $XE_LIBS) -lpthread -lm
+else
+    # the checkout as it is, built against Debian 13's libraries
+    CMB=$("$ROOT/scripts/trixie.sh" build)
+    chroot "$TRIXIE_ROOT" sh -c "cc $XE_FLAGS -I/build/xenstats/include -I/build/xenstats/lib \
+        -o $CMB/xen_e2e /build/xenstats/tests/e2e/xen/xen_e2e.c $CMB/libxenstats-internal.a \
+        \$(pkg-config --libs $XE_LIBS) -lpthread -lm"
+    MB=$TRIXIE_ROOT$CMB
+fi
 
 rm -rf "$IMG"
 mkdir -p "$IMG"
-zcat "$PKGROOT/boot/xen-4.17-amd64.gz" >"$IMG/xen"
+zcat "$PKGROOT/boot/xen-$XEN_VERSION-amd64.gz" >"$IMG/xen"
 cp "$PKGROOT/boot/vmlinuz-$KVER" "$IMG/vmlinuz"
 
 test_programs() {
@@ -50,7 +64,7 @@ rm -rf "$DU"
 initramfs_base "$DU"
 initramfs_xenstore_cli "$DU"
 test_programs "$DU"
-initramfs_modules "$DU" xen-evtchn xen-gntalloc xen-gntdev
+initramfs_modules "$DU" xen-evtchn xen-gntalloc xen-gntdev xen-netfront xen-blkfront
 install -m755 "$HERE/domu-init.sh" "$DU/init"
 initramfs_pack "$DU" "$IMG/domu.cpio"
 
@@ -60,6 +74,13 @@ rm -rf "$D0"
 initramfs_base "$D0"
 initramfs_dom0_tools "$D0"
 test_programs "$D0"
+# the domU's vif on a bridge and its file-backed vbd on a loop device, with
+# hotplug scripts busybox can run; Debian's xentop to compare with
+initramfs_modules "$D0" loop llc stp bridge xen-netback xen-blkback
+mkdir -p "$D0/etc/xen/scripts"
+install -m755 "$HERE/../hotplug-vif" "$HERE/../hotplug-block" "$D0/etc/xen/scripts/"
+initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-$XEN_VERSION/bin/xentop" /usr/bin/xentop
+install -m644 "$HERE/figures.sh" "$D0/figures.sh"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
 cat >"$D0/domu/domu.cfg" <<CFG
@@ -70,6 +91,8 @@ ramdisk = "/domu/initrd"
 extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests"
 memory = 192
 vcpus = $DOMU_VCPUS
+vif = [ 'bridge=xenbr0,mac=00:16:3e:4c:00:01,script=/etc/xen/scripts/hotplug-vif' ]
+disk = [ 'format=raw,vdev=xvda,access=rw,script=/etc/xen/scripts/hotplug-block,target=/dev/loop7' ]
 on_poweroff = "destroy"
 on_crash = "destroy"
 CFG

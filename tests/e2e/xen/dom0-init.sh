@@ -4,7 +4,7 @@
 # the C xenstored, xen-init-dom0, xenconsoled), creates the PV domU,
 # benchmarks, runs `xenstats agent` and checks its answers.  Every result
 # line starts with "XT: " (PASS/FAIL/BENCH); "E2E-DONE" ends the run.
-export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
+export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin
 PASSES=0
 FAILS=0
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -29,6 +29,15 @@ echo "E2E-BEGIN dom0 userspace at $(up)s"
 say "hypervisor $(cat /sys/hypervisor/type 2>/dev/null) $(cat /sys/hypervisor/version/major 2>/dev/null).$(cat /sys/hypervisor/version/minor 2>/dev/null)$(cat /sys/hypervisor/version/extra 2>/dev/null), kernel $(uname -r)"
 dom0_xen 60
 res xenstored $? "ready at $(up)s"
+
+# ---- the domU's network and disk: a bridge with dom0 on 10.99.0.1, and a
+# file on a loop device (the hotplug scripts in /etc/xen/scripts)
+for m in loop llc stp bridge xen-netback xen-blkback; do
+    insmod /modules/$m.ko || say "insmod $m failed"
+done
+brctl addbr xenbr0 && ip addr add 10.99.0.1/24 dev xenbr0 && ip link set xenbr0 up &&
+    dd if=/dev/zero of=/tmp/disk.img bs=1M count=16 2>/dev/null && losetup /dev/loop7 /tmp/disk.img
+res backends $? "bridge xenbr0 and a 16 MiB disk on /dev/loop7"
 
 # ---- the domU
 T0=$(up)
@@ -74,6 +83,10 @@ check() { # check PHASE TRIES: retry until the checks pass, then print them
 }
 check live 45
 
+# ---- domain, host and device figures against xl, sysfs and xentop
+. /figures.sh
+figures_checks
+
 xenstats vcpu "$DOMID" >/tmp/vcpu.out 2>/tmp/vcpu.err
 rc=$?
 sed 's/^/XT: xenstats vcpu: /' /tmp/vcpu.out /tmp/vcpu.err
@@ -87,7 +100,8 @@ res vcpu-command $((rc | $?)) "xenstats vcpu $DOMID with the hypercall fallback"
 xenstats top -b -n 2 -d 1s --direct >/tmp/top.out 2>/tmp/top.err
 rc=$?
 sed 's/^/XT: xenstats top --direct: /' /tmp/top.out /tmp/top.err
-awk -v d="$DOMID" '$1 == d && $4 ~ /^[0-9.]+$/ && $5 == "-" {ok = 1} END {exit !ok}' /tmp/top.out
+awk -v d="$DOMID" '$1 ~ /^DOMID/ { for (i = 1; i <= NF; i++) { h = $i; sub(/\*$/, "", h); c[h] = i }; next }
+    $1 == d && $c["RUN%"] ~ /^[0-9.]+$/ && $c["WAIT%"] == "-" {ok = 1} END {exit !ok}' /tmp/top.out
 res top-direct $((rc | $?)) "xenstats top --direct: domU $DOMID with RUNNING% from xc_vcpu_getinfo(), RUNNABLE% unknown"
 
 xenstore-write /local/domain/$DOMID/data/phase withdraw

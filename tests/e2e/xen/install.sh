@@ -6,9 +6,13 @@
 # (apt-get download + dpkg-deb -x, cached under $E2E_DIR/cache): Debian's
 # Xen 4.17 hypervisor and tools and a Debian kernel, only extracted so that
 # no boot hooks run and no Xen daemon starts on the host.  Idempotent.
+# XEN_VERSION=4.20: Debian 13's Xen 4.20 and kernel instead, downloaded by
+# the apt of the Debian 13 chroot (scripts/trixie.sh), whose libraries the
+# images then use; default E2E_DIR build-e2e-4.20.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
+XEN_VERSION=${XEN_VERSION:-4.17}
+if [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
 CACHE=$E2E_DIR/cache
 PKGROOT=$E2E_DIR/pkgroot
 SUDO=
@@ -31,6 +35,27 @@ fi
 
 if [ -f "$PKGROOT/.complete" ]; then
     echo "e2e-xen install: guest packages already extracted"
+    exit 0
+fi
+if [ "$XEN_VERSION" != 4.17 ]; then
+    CH=$("$ROOT/scripts/trixie.sh" chroot-dir)
+    mkdir -p "$CACHE" "$CH/debs"
+    chmod 777 "$CH/debs"
+    if [ ! -s "$CACHE/kernel-package" ]; then
+        chroot "$CH" apt-cache depends linux-image-amd64 2>/dev/null |
+            awk '/Depends: linux-image-[0-9]/ {print $2; exit}' >"$CACHE/kernel-package"
+    fi
+    KPKG=$(cat "$CACHE/kernel-package")
+    [ -n "$KPKG" ] || { echo "e2e-xen install: no linux-image-amd64 candidate in the chroot" >&2; exit 1; }
+    pkgs="xen-hypervisor-$XEN_VERSION-amd64 xen-utils-$XEN_VERSION xen-utils-common xenstore-utils $KPKG"
+    echo "e2e-xen install: downloading $pkgs (Debian 13)"
+    chroot "$CH" sh -c "cd /debs && apt-get -q download $pkgs" >/dev/null
+    rm -rf "$PKGROOT"
+    mkdir -p "$PKGROOT"
+    for p in $pkgs; do dpkg-deb -x "$(ls "$CH/debs/${p}_"*.deb | head -1)" "$PKGROOT"; done
+    echo "$KPKG" >"$PKGROOT/.kernel-package"
+    touch "$PKGROOT/.complete"
+    echo "e2e-xen install: Debian 13 packages extracted into $PKGROOT"
     exit 0
 fi
 # The kernel behind Debian's metapackage, resolved once and cached.

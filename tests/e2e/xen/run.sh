@@ -6,7 +6,10 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
-export E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
+# XEN_VERSION=4.20: Debian 13's Xen 4.20 and 6.12 kernel (build-e2e-4.20/)
+export XEN_VERSION=${XEN_VERSION:-4.17}
+if [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
+export E2E_DIR
 LOGS=$E2E_DIR/logs
 mkdir -p "$LOGS"
 t() { date +%s; }

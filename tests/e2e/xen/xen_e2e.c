@@ -15,6 +15,7 @@
  *                                    dom0: PHASE live | withdrawn | gone
  */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -552,8 +553,64 @@ static int http_get(const char *path, const char *file)
     return r;
 }
 
+/* One line per number: "host KEY V", "dom DOMID KEY V", "vif|vbd DOMID DEVICE KEY V";
+ * with null as "-".  The shell checks compare these with xl, sysfs and xentop. */
+static void flat_members(const char *prefix, struct json_object *o)
+{
+    json_object_object_foreach(o, key, v)
+    {
+        if (json_object_is_type(v, json_type_int))
+            printf("%s %s %" PRIu64 "\n", prefix, key, json_object_get_uint64(v));
+        else if (json_object_is_type(v, json_type_double))
+            printf("%s %s %.9f\n", prefix, key, json_object_get_double(v));
+        else if (json_object_is_type(v, json_type_null))
+            printf("%s %s -\n", prefix, key);
+        else if (json_object_is_type(v, json_type_string) && strchr(json_object_get_string(v), ' ') == NULL)
+            printf("%s %s %s\n", prefix, key, json_object_get_string(v));
+    }
+}
+
+static int flat(const char *json_path)
+{
+    struct json_object *root = json_object_from_file(json_path), *host, *doms;
+    char prefix[160];
+
+    if (!root)
+        return 1;
+    host = get(root, "host");
+    if (host)
+        flat_members("host", host);
+    doms = get(root, "domains");
+    for (size_t i = 0; doms && i < json_object_array_length(doms); i++) {
+        struct json_object *d = json_object_array_get_idx(doms, i), *state = get(d, "state");
+        uint64_t domid = json_object_get_uint64(get(d, "domid"));
+
+        snprintf(prefix, sizeof(prefix), "dom %" PRIu64, domid);
+        flat_members(prefix, d);
+        printf("%s state ", prefix);
+        for (size_t k = 0; state && k < json_object_array_length(state); k++)
+            printf("%s%s", k ? "," : "", json_object_get_string(json_object_array_get_idx(state, k)));
+        printf("\n");
+        for (int t = 0; t < 2; t++) {
+            struct json_object *devs = get(d, t ? "vbds" : "vifs");
+
+            for (size_t k = 0; devs && k < json_object_array_length(devs); k++) {
+                struct json_object *dev = json_object_array_get_idx(devs, k);
+
+                snprintf(prefix, sizeof(prefix), "%s %" PRIu64 " %s", t ? "vbd" : "vif", domid,
+                         json_object_get_string(get(dev, "device")));
+                flat_members(prefix, dev);
+            }
+        }
+    }
+    json_object_put(root);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "flat"))
+        return flat(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "get"))
         return http_get(argv[2], argv[3]);
     if (argc == 2 && !strcmp(argv[1], "adhoc-guest"))
@@ -562,6 +619,6 @@ int main(int argc, char **argv)
         return bench((uint32_t)atoi(argv[2]), atoi(argv[3]));
     if (argc == 6 && !strcmp(argv[1], "check"))
         return check(argv[2], (uint32_t)atoi(argv[3]), argv[4], argv[5]);
-    fprintf(stderr, "usage: xen_e2e adhoc-guest | bench DOMID ROUNDS | check PHASE DOMID SNAPSHOT METRICS\n");
+    fprintf(stderr, "usage: xen_e2e adhoc-guest | bench DOMID ROUNDS | check PHASE DOMID SNAPSHOT METRICS | flat SNAPSHOT\n");
     return 2;
 }

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced by tests/e2e/xen/dom0-init.sh, installed as /figures.sh: the
+# agent's domain, host and device figures against what Xen's own tools and
+# dom0's sysfs say on the same host: xl info, xl list, xl pause/unpause,
+# xl mem-set, /sys/class/net/vif*/statistics, blkback's statistics/ and
+# Debian's xentop.  Uses the caller's res(), say(), fetch() and $DOMID.
+
+# fig KIND ... KEY: a figure of the last fetch ("host KEY", "dom ID KEY",
+# "vif ID DEV KEY", "vbd ID DEV KEY")
+flat() { xen_e2e flat /tmp/snapshot.json >/tmp/flat.txt; }
+fig() {
+    local want="$*"
+    awk -v w="$want" '{ v = $NF; $NF = ""; sub(/ $/, ""); if ($0 == w) { print v; exit } }' /tmp/flat.txt
+}
+# within A B TOL: |A - B| <= TOL
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= t) }'; }
+# retry TRIES CMD...: fetch and flatten, then CMD, until it holds (a sample a second)
+retry() {
+    local n=$1 i=0
+    shift
+    while [ $i -lt "$n" ]; do
+        fetch && flat && "$@" && return 0
+        sleep 1
+        i=$((i + 1))
+    done
+    return 1
+}
+sysfs_vif() { cat "/sys/class/net/vif$DOMID.0/statistics/$1" 2>/dev/null; }
+sysfs_vbd() { cat "/sys/bus/xen-backend/devices/vbd-$DOMID-51712/statistics/$1" 2>/dev/null; }
+
+# bracketed: every vif and vbd counter of the agent's sample lies between
+# dom0's sysfs figure read more than a sampling interval before the fetch and
+# the one read after it
+VIF_KEYS="rx_bytes tx_bytes rx_packets tx_packets rx_dropped tx_dropped"
+VBD_KEYS="oo_req rd_req wr_req f_req ds_req rd_sect wr_sect"
+sysfs_all() { for k in $VIF_KEYS; do echo "vif $k $(sysfs_vif "$k")"; done; for k in $VBD_KEYS; do echo "vbd $k $(sysfs_vbd "$k")"; done; }
+bracketed() {
+    local k a b c bad=0
+    sysfs_all >/tmp/before.txt
+    sleep 1.2
+    fetch && flat || return 1
+    sysfs_all >/tmp/after.txt
+    for k in $VIF_KEYS $VBD_KEYS; do
+        a=$(awk -v k="$k" '$2 == k { print $3 }' /tmp/before.txt)
+        c=$(awk -v k="$k" '$2 == k { print $3 }' /tmp/after.txt)
+        case " $VIF_KEYS " in
+        *" $k "*) b=$(fig vif "$DOMID" "vif$DOMID.0" "$k") ;;
+        *) b=$(fig vbd "$DOMID" xvda "$k") ;;
+        esac
+        awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN { exit !(a != "" && b != "" && a + 0 <= b + 0 && b + 0 <= c + 0) }' ||
+            { say "device $k: sysfs $a, agent $b, sysfs $c"; bad=1; }
+    done
+    return $bad
+}
+
+# xentop_rows FILE: "NAME STATE CPU MEM MAXMEM VCPUS NETS NETTX NETRX VBDS OO RD WR RSECT WSECT" of the
+# last round of a xentop -b output
+xentop_rows() {
+    sed 's/no limit/nolimit/' "$1" | awk '$1 == "NAME" { n = 0; split("", r); next } NF >= 19 { r[++n] = $1 " " $2 " " $3 " " $5 " " $7 " " $9 " " $10 " " $11 " " $12 " " $13 " " $14 " " $15 " " $16 " " $17 " " $18 }
+         END { for (i = 1; i <= n; i++) print r[i] }' | sort
+}
+
+figures_checks() {
+    local mib=1048576 x
+
+    # ---- host: xl info
+    xl info >/tmp/xlinfo.txt 2>&1
+    xi() { awk -v k="$1" '$1 == k { sub(/^[^:]*: */, ""); print; exit }' /tmp/xlinfo.txt; }
+    fetch && flat
+    say "xl info: xen_version $(xi xen_version) scheduler $(xi xen_scheduler) nr_cpus $(xi nr_cpus) total $(xi total_memory) free $(xi free_memory)"
+    say "agent: xen_version $(fig host xen_version) scheduler $(fig host scheduler) pcpus $(fig host nr_pcpus) total $(fig host memory_total) free $(fig host memory_free)"
+    [ "$(fig host xen_version)" = "$(xi xen_version)" ] && [ "$(fig host scheduler)" = "$(xi xen_scheduler)" ] &&
+        [ "$(fig host nr_pcpus)" = "$(xi nr_cpus)" ] &&
+        [ "$(($(fig host memory_total) / mib))" = "$(xi total_memory)" ] &&
+        within "$(($(fig host memory_free) / mib))" "$(xi free_memory)" 8
+    res figures-host $? "Xen version, scheduler, pCPUs and memory equal xl info's"
+
+    # ---- domains: xl list (Mem in MiB, Time(s) with one decimal)
+    xl list >/tmp/xllist.txt
+    ok=0
+    for d in 0 "$DOMID"; do
+        line=$(awk -v d="$d" '$2 == d' /tmp/xllist.txt)
+        mem=$(echo "$line" | awk '{ print $3 }')
+        vcpus=$(echo "$line" | awk '{ print $4 }')
+        cpu=$(echo "$line" | awk '{ print $6 }')
+        say "xl list domain $d: mem $mem vcpus $vcpus time $cpu; agent: memory $(fig dom "$d" memory) vcpus_online $(fig dom "$d" vcpus_online) cpu_time $(fig dom "$d" cpu_time)"
+        [ "$(($(fig dom "$d" memory) / mib))" = "$mem" ] && [ "$(fig dom "$d" vcpus_online)" = "$vcpus" ] &&
+            within "$(fig dom "$d" cpu_time)" "$cpu" 2.5 || ok=1
+    done
+    res figures-xl-list $ok "memory, online vCPUs and CPU seconds (within one sample) equal xl list's"
+
+    # ---- xentop: Debian's own, and ours in its format, side by side
+    xentop -b -i 2 -d 1 >/tmp/xentop.txt 2>&1
+    xenstats top -b -x -n 1 -d 1s >/tmp/ours.txt 2>&1
+    sed 's/^/XT: xentop: /' /tmp/xentop.txt | tail -4
+    sed 's/^/XT: xenstats top -b -x: /' /tmp/ours.txt
+    ok=0
+    [ "$(grep NAME /tmp/xentop.txt | tail -1 | tr -s ' ')" = "$(grep NAME /tmp/ours.txt | tr -s ' ')" ] ||
+        { say "headers differ"; ok=1; }
+    xentop_rows /tmp/xentop.txt >/tmp/xt.rows
+    xentop_rows /tmp/ours.txt >/tmp/our.rows
+    [ "$(awk '{print $1}' /tmp/xt.rows)" = "$(awk '{print $1}' /tmp/our.rows)" ] || { say "domains differ"; ok=1; }
+    # same columns: state (running/blocked may flip), CPU(sec) within one sample, the rest exact
+    paste -d' ' /tmp/xt.rows /tmp/our.rows | awk '{
+        for (i = 4; i <= 15; i++) if ($i != $(i + 15)) { d = $i - $(i + 15); if (d < 0) d = -d
+            if (!((i == 8 || i == 9) && d <= 1)) { print "column " i " of " $1 ": xentop " $i ", ours " $(i + 15); bad = 1 } }
+        d = $3 - $18; if (d < 0) d = -d; if (d > 2) { print "CPU(sec) of " $1 ": " $3 " vs " $18; bad = 1 }
+        s1 = $2; s2 = $17; gsub(/[rb]/, "-", s1); gsub(/[rb]/, "-", s2); if (s1 != s2) { print "STATE of " $1; bad = 1 }
+    } END { exit bad }' >/tmp/xtdiff.txt || ok=1
+    sed 's/^/XT: xentop: /' /tmp/xtdiff.txt
+    res figures-xentop $ok "xenstats top --batch --xentop: xentop -b's header, domains and figures"
+
+    # ---- devices: equal to sysfs within a sample, before and after traffic
+    bracketed
+    res figures-devices-idle $? "vif and vbd counters equal dom0's sysfs (between two readings around the sample)"
+    rx0=$(sysfs_vif rx_bytes) wr0=$(sysfs_vbd wr_sect)
+    xenstore-write /local/domain/$DOMID/data/phase traffic
+    ping -c 10 -s 1000 10.99.0.2 >/tmp/ping.txt 2>&1
+    say "ping: $(tail -2 /tmp/ping.txt | tr '\n' ' ')"
+    i=0
+    while [ -z "$(xenstore-read /local/domain/$DOMID/data/traffic-done 2>/dev/null)" ] && [ $i -lt 120 ]; do
+        sleep 1
+        i=$((i + 1))
+    done
+    sleep 2
+    say "after traffic: vif rx_bytes $rx0 -> $(sysfs_vif rx_bytes), vbd wr_sect $wr0 -> $(sysfs_vbd wr_sect)"
+    retry 5 sh -c "[ \"\$(awk '\$1 == \"vbd\" && \$4 == \"wr_sect\" { print \$5 }' /tmp/flat.txt)\" -ge $((wr0 + 16384)) ]" &&
+        retry 5 sh -c "[ \"\$(awk '\$1 == \"vif\" && \$4 == \"rx_bytes\" { print \$5 }' /tmp/flat.txt)\" -gt $((rx0 + 10000)) ]" &&
+        bracketed
+    res figures-devices-traffic $? "the agent's counters moved with 8 MiB written and pings, and equal sysfs"
+
+    # ---- pause, unpause, mem-set
+    xl pause "$DOMID"
+    retry 5 sh -c "grep -q '^dom $DOMID state .*paused' /tmp/flat.txt"
+    x=$?
+    xl unpause "$DOMID"
+    [ $x = 0 ] && retry 5 sh -c "! grep -q '^dom $DOMID state .*paused' /tmp/flat.txt"
+    res figures-pause $? "xl pause shows paused, xl unpause shows it no more"
+    xl mem-set "$DOMID" 160m
+    retry 12 sh -c "grep -q '^dom $DOMID memory_target $((160 * mib))\$' /tmp/flat.txt"
+    res figures-mem-set $? "xl mem-set 160m moves the balloon target ($(fig dom "$DOMID" memory_target)) and then memory ($(fig dom "$DOMID" memory))"
+}

@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The collector (collector.h): the one path from the host to a snapshot.
+ * Domains are kept in a list sorted by domid; each keeps its vCPU map open
+ * (mapping is the costly part) and is added to the PV stats monitor once.
+ * A domid that comes back with another name is another domain.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xenstats/pv.h>
+#include <xenstats/vcpu.h>
+
+#include "collector.h"
+#include "util/util.h"
+#include "vcpu_fallback.h"
+
+#define VCPU_RETRY_ROUNDS 10 /* retry a domain's region every N rounds */
+/*
+ * xenstore nodes of a domain are read seldom: reading 4 nodes of each of
+ * 1000 domains every second would cost more than all the rest.  The
+ * toolstack's (memory/target, memory/static-max) are read when the domain
+ * is new, when the hypervisor's limit of its memory moves (xl mem-set sets
+ * max_pages to the new target and a slack, so a new target shows at once),
+ * and every TOOLSTACK_KEY_ROUNDS rounds; the guest's data/meminfo_* every
+ * GUEST_KEY_ROUNDS (guest agents rewrite them about once a minute).  A
+ * domain's turn comes by its domid, so the reads spread over the rounds.
+ */
+#define TOOLSTACK_KEY_ROUNDS 30
+#define GUEST_KEY_ROUNDS 10
+/* Guest-reported sizes above this (1 PiB) are not believed. */
+#define GUEST_KIB_MAX (1ULL << 40)
+#define MAX_PCPUS 4096
+
+/* The xenstore nodes the collector reads for each domain. */
+enum domain_key { KEY_TARGET, KEY_STATIC_MAX, KEY_MEMINFO_FREE, KEY_MEMINFO_TOTAL, NR_KEYS };
+static const struct {
+    const char *path;
+    enum figure_id figure;
+    bool guest; /* written by the guest: untrusted, rejections counted */
+} domain_keys[NR_KEYS] = {
+    [KEY_TARGET] = {"memory/target", FIG_DOMAIN_MEMORY_TARGET, false},
+    [KEY_STATIC_MAX] = {"memory/static-max", FIG_DOMAIN_MEMORY_STATIC_MAX, false},
+    [KEY_MEMINFO_FREE] = {"data/meminfo_free", FIG_DOMAIN_GUEST_MEMORY_FREE, true},
+    [KEY_MEMINFO_TOTAL] = {"data/meminfo_total", FIG_DOMAIN_GUEST_MEMORY_TOTAL, true},
+};
+
+struct tracked {
+    struct tracked *next;
+    struct xenstats_domain_info info;
+    struct xenstats_vcpu_map *map;
+    char *vcpu_error;
+    uint32_t retry_in;
+    bool key_valid[NR_KEYS];
+    uint64_t key_kib[NR_KEYS];
+    uint64_t keys_rejected;
+    bool keys_read;          /* at least once */
+    uint64_t keys_max_kib;   /* max_memory_kib when the toolstack's were read */
+    uint8_t keys_again;      /* rounds the toolstack's are read again after a move */
+    bool pv;   /* added to the monitor */
+    bool seen; /* in the last domain list */
+};
+
+struct collector {
+    struct xenstats_host *host;
+    struct xenstats_monitor *monitor; /* NULL without grants/event channels */
+    struct collector_opts opts;
+    struct tracked *domains;
+    uint32_t nr_domains;
+    bool collecting;
+    uint64_t round_start, round_deadline;
+    uint64_t samples, errors;
+    uint64_t rounds;
+    bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
+};
+
+struct collector *collector_new(struct xenstats_host *host, const struct collector_opts *opts)
+{
+    struct xenstats_monitor_opts mo = {.size = sizeof(mo)};
+    struct collector *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    c->host = host;
+    c->opts = *opts;
+    mo.sample_timeout_ms = opts->sample_timeout_ms;
+    /* requests closer than half an interval are the same round's */
+    mo.min_interval_ms = (uint32_t)(opts->interval_ns / 2000000ULL);
+    mo.create_stats_node = opts->create_stats_node;
+    c->monitor = xenstats_monitor_new(host, &mo);
+    if (!c->monitor)
+        log_warning("PV stats are not monitored: %s", strerror(errno));
+    return c;
+}
+
+static void tracked_free(struct collector *c, struct tracked *t)
+{
+    if (t->pv)
+        xenstats_monitor_remove_domain(c->monitor, t->info.domid);
+    xenstats_vcpu_map_close(t->map);
+    free(t->vcpu_error);
+    free(t);
+}
+
+void collector_free(struct collector *c)
+{
+    if (!c)
+        return;
+    while (c->domains) {
+        struct tracked *t = c->domains;
+
+        c->domains = t->next;
+        tracked_free(c, t);
+    }
+    /* Closing every port lets providers see the monitor leave. */
+    xenstats_monitor_free(c->monitor);
+    free(c);
+}
+
+int collector_fd(const struct collector *c)
+{
+    return c->monitor ? xenstats_monitor_fd(c->monitor) : -1;
+}
+
+int collector_dispatch(struct collector *c)
+{
+    int r = c->monitor ? xenstats_monitor_dispatch(c->monitor, 0) : 0;
+
+    return r < 0 && r != -EINTR ? r : 0;
+}
+
+uint64_t collector_errors(const struct collector *c)
+{
+    return c->errors;
+}
+
+/* ---- domains ----------------------------------------------------------- */
+
+static void try_map(struct collector *c, struct tracked *t)
+{
+    if (t->map || t->retry_in-- > 0)
+        return;
+    t->map = tool_vcpu_map_open(c->host, t->info.domid);
+    free(t->vcpu_error);
+    t->vcpu_error = NULL;
+    if (t->map)
+        return;
+    if ((errno == EPERM || errno == EACCES) && t->info.domid == xenstats_host_self_domid(c->host))
+        t->vcpu_error = strdup("a domain cannot map its own statistics");
+    else
+        t->vcpu_error = strdup(tool_vcpu_open_error(-errno));
+    t->retry_in = VCPU_RETRY_ROUNDS;
+}
+
+static struct tracked *track(struct collector *c, struct tracked **pp, const struct xenstats_domain_info *info)
+{
+    struct tracked *t = calloc(1, sizeof(*t));
+    int r;
+
+    if (!t)
+        return NULL;
+    t->info = *info;
+    t->next = *pp;
+    *pp = t;
+    c->nr_domains++;
+    log_info("tracking domain %u (%s)", info->domid, info->name);
+    if (c->monitor && info->domid != xenstats_host_self_domid(c->host)) {
+        r = xenstats_monitor_add_domain(c->monitor, info->domid);
+        if (r < 0) {
+            log_warning("domain %u: PV stats not monitored: %s", info->domid, strerror(-r));
+            c->errors++;
+        } else {
+            t->pv = true;
+        }
+    }
+    return t;
+}
+
+static void untrack(struct collector *c, struct tracked **pp)
+{
+    struct tracked *t = *pp;
+
+    *pp = t->next;
+    c->nr_domains--;
+    log_info("domain %u (%s) is gone", t->info.domid, t->info.name);
+    tracked_free(c, t);
+}
+
+/* Merge the sorted domain list into the sorted tracked list. */
+static void refresh_domains(struct collector *c)
+{
+    struct xenstats_domain_info *list = NULL;
+    struct tracked **pp = &c->domains;
+    size_t n = 0, i = 0;
+    int r;
+
+    r = xenstats_host_list_domains(c->host, &list, &n);
+    if (r < 0) {
+        log_error("cannot list domains: %s", xenstats_strerror(r));
+        c->errors++;
+        return;
+    }
+    while (i < n || *pp) {
+        struct tracked *t = *pp;
+
+        if (t && (i == n || t->info.domid < list[i].domid)) {
+            untrack(c, pp);
+            continue;
+        }
+        if (t && t->info.domid == list[i].domid && strcmp(t->info.name, list[i].name)) {
+            untrack(c, pp); /* the same domid under another name: a new domain */
+            continue;
+        }
+        if (!t || t->info.domid > list[i].domid) {
+            t = track(c, pp, &list[i]);
+            if (!t) {
+                c->errors++;
+                i++;
+                continue;
+            }
+        }
+        t->info = list[i++];
+        try_map(c, t);
+        pp = &t->next;
+    }
+    free(list);
+}
+
+/* ---- the round ---------------------------------------------------------- */
+
+/*
+ * A size in KiB as xenstore holds it: decimal digits only, no sign, no
+ * space, no leading zero.  -EBADMSG for anything else.
+ */
+static int parse_kib(const char *text, size_t len, uint64_t max, uint64_t *ret_kib)
+{
+    uint64_t v = 0;
+
+    if (!len || strlen(text) != len || (len > 1 && text[0] == '0'))
+        return -EBADMSG;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9' || v > (max - (uint64_t)(text[i] - '0')) / 10)
+            return -EBADMSG;
+        v = v * 10 + (uint64_t)(text[i] - '0');
+    }
+    *ret_kib = v;
+    return 0;
+}
+
+static void read_keys(struct collector *c, struct tracked *t, bool toolstack, bool guest)
+{
+    for (int k = 0; k < NR_KEYS; k++) {
+        char buf[32];
+        uint64_t kib;
+        int n;
+
+        if (!(domain_keys[k].guest ? guest : toolstack))
+            continue;
+        n = xenstats_host_read_domain_key(c->host, t->info.domid, domain_keys[k].path, buf, sizeof(buf));
+        t->key_valid[k] = false;
+        if (n == -EOPNOTSUPP) {
+            c->no_keys = true;
+            return;
+        }
+        if (n == -ENOENT || (n < 0 && n != -E2BIG))
+            continue;
+        if (n == -E2BIG ||
+            parse_kib(buf, (size_t)n, domain_keys[k].guest ? GUEST_KIB_MAX : UINT64_MAX / 1024, &kib) < 0) {
+            /* Only a guest's own nodes can hold nonsense; say so once per domain. */
+            if (domain_keys[k].guest) {
+                if (!t->keys_rejected)
+                    log_info("domain %u: ignoring %s: not a size in KiB", t->info.domid, domain_keys[k].path);
+                t->keys_rejected++;
+            }
+            continue;
+        }
+        t->key_kib[k] = kib;
+        t->key_valid[k] = true;
+    }
+    if (toolstack)
+        t->keys_max_kib = t->info.max_memory_kib;
+    t->keys_read = true;
+}
+
+void collector_begin(struct collector *c)
+{
+    struct tracked *t;
+
+    c->round_start = monotonic_ns();
+    c->rounds++;
+    refresh_domains(c);
+    for (t = c->domains; t && !c->no_keys; t = t->next) {
+        bool toolstack;
+
+        /* libxl moves max_pages before it writes the target: read the next round too */
+        if (t->keys_read && t->info.max_memory_kib != t->keys_max_kib)
+            t->keys_again = 2;
+        toolstack = !t->keys_read || t->keys_again || (t->info.domid + c->rounds) % TOOLSTACK_KEY_ROUNDS == 0;
+        if (t->keys_again)
+            t->keys_again--;
+        bool guest = !t->keys_read || (t->info.domid + c->rounds) % GUEST_KEY_ROUNDS == 0;
+
+        if (toolstack || guest)
+            read_keys(c, t, toolstack, guest);
+    }
+    if (c->monitor)
+        xenstats_monitor_request_all(c->monitor);
+    c->collecting = true;
+    c->round_deadline = c->round_start + c->opts.interval_ns / 2;
+}
+
+bool collector_round_done(const struct collector *c, uint64_t now_ns)
+{
+    /* Every answer in, or the slowest provider timed out. */
+    return !c->collecting || !c->monitor || !xenstats_monitor_pending(c->monitor) || now_ns >= c->round_deadline;
+}
+
+int collector_round_wait_ms(const struct collector *c, uint64_t now_ns)
+{
+    if (!c->collecting)
+        return -1;
+    return now_ns >= c->round_deadline ? 0 : (int)((c->round_deadline - now_ns) / 1000000ULL) + 1;
+}
+
+/* ---- the snapshot ------------------------------------------------------- */
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static void fill_vcpus(struct collector *col, struct tracked *t, struct snap_domain *d)
+{
+    uint32_t n = t->map ? xenstats_vcpu_map_nr_vcpus(t->map) : 0, i;
+    struct xenstats_vcpu_sample *samples;
+    uint64_t now = 0;
+
+    d->vcpu_source = VCPU_SOURCE_NONE;
+    d->vcpu_error = t->vcpu_error ? strdup(t->vcpu_error) : NULL;
+    if (!n)
+        return;
+    samples = calloc(n, sizeof(*samples));
+    d->vcpus = calloc(n, sizeof(*d->vcpus));
+    if (!samples || !d->vcpus || xenstats_vcpu_map_snapshot_all(t->map, samples, n) < 0 ||
+        xenstats_vcpu_map_clock(t->map, &now) < 0) {
+        free(d->vcpu_error);
+        d->vcpu_error = strdup("cannot read the vCPU statistics");
+        free(d->vcpus);
+        d->vcpus = NULL;
+        free(samples);
+        col->errors++;
+        return;
+    }
+    d->vcpu_source = xenstats_vcpu_map_source(t->map) == XENSTATS_VCPU_SOURCE_HYPERCALL ? VCPU_SOURCE_HYPERCALL
+                                                                                         : VCPU_SOURCE_RESOURCE;
+    d->nr_vcpus = n;
+    for (i = 0; i < n; i++) {
+        struct snap_vcpu *v = &d->vcpus[i];
+        uint64_t times[4];
+
+        xenstats_vcpu_sample_project(&samples[i], now, times);
+        for (int s = 0; s < 4; s++) {
+            v->time_valid[s] = xenstats_vcpu_sample_status(&samples[i], (unsigned int)s) == XENSTATS_COUNTER_VALID;
+            v->time_ns[s] = times[s];
+        }
+        v->state = xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID &&
+                           samples[i].raw[XEN_VCPU_STATS_STATE] <= 3
+                       ? (uint8_t)samples[i].raw[XEN_VCPU_STATS_STATE]
+                       : 0xff;
+        v->changes_valid =
+            xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_STATE_CHANGES) == XENSTATS_COUNTER_VALID;
+        v->changes = xenstats_vcpu_sample_value(&samples[i], XEN_VCPU_STATS_STATE_CHANGES);
+    }
+    free(samples);
+}
+
+static int compare_sets(const void *x, const void *y)
+{
+    const struct snap_set *a = x, *b = y;
+    int c = strcmp(a->provider, b->provider);
+
+    return c ? c : strcmp(a->set, b->set);
+}
+
+static struct snap_domain *find_domain(struct snapshot *s, uint32_t domid)
+{
+    uint32_t lo = 0, hi = s->nr_domains;
+
+    /* the snapshot's domains are sorted by domid */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (s->domains[mid].domid == domid)
+            return &s->domains[mid];
+        if (s->domains[mid].domid < domid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, const struct xenstats_pv_set_info *info)
+{
+    out->provider = dup_or_empty(info->provider);
+    out->set = dup_or_empty(info->set);
+    out->reason = dup_or_empty(info->reason);
+    out->state = info->state;
+    out->samples = info->samples;
+    out->timeouts = info->timeouts;
+    out->errors = info->errors;
+    out->latency_ns = info->last_latency_ns;
+    out->stats = info->nr_stats ? calloc(info->nr_stats, sizeof(*out->stats)) : NULL;
+    if (!out->stats)
+        return;
+    {
+        struct xenstats_pv_stat st;
+        size_t total = 0, used = 0;
+        uint32_t k;
+
+        /* names and texts of the set in one block: one allocation per set */
+        for (k = 0; k < info->nr_stats; k++) {
+            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
+                break;
+            total += strlen(st.name) + 1;
+            /*
+             * Not `valid ? strlen(ascii) : 0`: gcc 14 -O2 (Debian 13) turns
+             * it into an unconditional strlen() masked by valid, which read
+             * NULL for an invalid text before value.ascii became "" then.
+             */
+            if (st.type == XENSTATS_PV_ASCII && st.valid)
+                total += strlen(st.value.ascii) + 1;
+            else if (st.type == XENSTATS_PV_ASCII)
+                total += 1;
+        }
+        out->strings = malloc(total ? total : 1);
+        if (!out->strings) {
+            free(out->stats);
+            out->stats = NULL;
+            return;
+        }
+        for (k = 0; k < info->nr_stats; k++) {
+            struct snap_stat *o = &out->stats[k];
+            size_t len;
+
+            if (xenstats_pv_set_get_stat(set, k, &st) < 0)
+                break;
+            len = strlen(st.name) + 1;
+            if (used + len > total)
+                break; /* the set changed between the two passes: stop here */
+            o->name = memcpy(out->strings + used, st.name, len);
+            used += len;
+            o->type = (uint8_t)st.type;
+            o->valid = st.valid;
+            if (st.type == XENSTATS_PV_ASCII) {
+                const char *text = st.valid ? st.value.ascii : "";
+
+                len = strlen(text) + 1;
+                if (used + len > total)
+                    break;
+                o->ascii = memcpy(out->strings + used, text, len);
+                used += len;
+            } else {
+                o->v.u64 = st.value.u64; /* the union's bits, whatever the type */
+            }
+        }
+        out->nr_stats = k;
+    }
+}
+
+/* Every monitored set into its domain: one pass to count, one to fill. */
+static void fill_sets(struct collector *col, struct snapshot *s)
+{
+    size_t n = col->monitor ? xenstats_monitor_nr_sets(col->monitor) : 0, i;
+    struct xenstats_pv_set_info info;
+    struct snap_domain *d;
+
+    for (i = 0; i < n; i++) {
+        xenstats_pv_set_get_info(xenstats_monitor_set(col->monitor, i), &info);
+        d = find_domain(s, info.domid);
+        if (d)
+            d->nr_sets++; /* capacity for now */
+    }
+    for (i = 0; i < s->nr_domains; i++) {
+        d = &s->domains[i];
+        d->sets = d->nr_sets ? calloc(d->nr_sets, sizeof(*d->sets)) : NULL;
+        d->nr_sets = 0;
+    }
+    for (i = 0; i < n; i++) {
+        const struct xenstats_pv_set *set = xenstats_monitor_set(col->monitor, i);
+
+        xenstats_pv_set_get_info(set, &info);
+        d = find_domain(s, info.domid);
+        if (!d || !d->sets)
+            continue;
+        fill_set(&d->sets[d->nr_sets++], set, &info);
+        s->agent.sets_by_state[info.state < 6 ? info.state : 0]++;
+    }
+    for (i = 0; i < s->nr_domains; i++)
+        if (s->domains[i].nr_sets > 1)
+            qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct snap_set), compare_sets);
+}
+
+static void count_providers(struct snapshot *s)
+{
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        /* sets are sorted by provider: count the changes */
+        for (uint32_t j = 0; j < d->nr_sets; j++)
+            if (!j || strcmp(d->sets[j].provider, d->sets[j - 1].provider))
+                s->agent.providers++;
+    }
+}
+
+static void fill_domain(struct collector *c, const struct tracked *t, struct snap_domain *d)
+{
+    const struct xenstats_domain_info *in = &t->info;
+    struct snap_figs *f = &d->figs;
+
+    (void)c;
+    memcpy(d->uuid, in->uuid, sizeof(d->uuid));
+    d->flags = in->flags;
+    d->shutdown_reason = in->shutdown_reason;
+    figs_set(f, FIG_DOMAIN_CPU, in->cpu_time_ns);
+    figs_set(f, FIG_DOMAIN_VCPUS_ONLINE, in->nr_online_vcpus);
+    figs_set(f, FIG_DOMAIN_MEMORY, in->memory_kib * 1024);
+    if (in->max_memory_kib != XENSTATS_KIB_UNLIMITED)
+        figs_set(f, FIG_DOMAIN_MEMORY_MAX, in->max_memory_kib * 1024);
+    figs_set(f, FIG_DOMAIN_MEMORY_SHARED, in->shared_kib * 1024);
+    figs_set(f, FIG_DOMAIN_MEMORY_OUTSTANDING, in->outstanding_kib * 1024);
+    for (int k = 0; k < NR_KEYS; k++)
+        if (t->key_valid[k])
+            figs_set(f, domain_keys[k].figure, t->key_kib[k] * 1024);
+    if (!c->no_keys)
+        figs_set(f, FIG_DOMAIN_GUEST_REJECTED, t->keys_rejected);
+}
+
+static void fill_host(struct collector *c, struct snapshot *s)
+{
+    struct xenstats_host_info hi;
+    uint64_t *idle;
+    size_t n = 0;
+
+    if (c->no_host)
+        return;
+    if (xenstats_host_info(c->host, &hi) < 0) {
+        c->no_host = errno == EOPNOTSUPP;
+        if (!c->no_host)
+            c->errors++;
+        return;
+    }
+    snprintf(s->xen_version, sizeof(s->xen_version), "%s", hi.xen_version);
+    snprintf(s->scheduler, sizeof(s->scheduler), "%s", hi.scheduler);
+    figs_set(&s->host, FIG_HOST_PCPUS, hi.nr_pcpus);
+    figs_set(&s->host, FIG_HOST_CPU_HZ, (uint64_t)hi.cpu_khz * 1000);
+    figs_set(&s->host, FIG_HOST_MEMORY_TOTAL, hi.total_memory_kib * 1024);
+    figs_set(&s->host, FIG_HOST_MEMORY_FREE, hi.free_memory_kib * 1024);
+    figs_set(&s->host, FIG_HOST_MEMORY_SCRUB, hi.scrub_memory_kib * 1024);
+    idle = calloc(MAX_PCPUS, sizeof(*idle));
+    if (idle && xenstats_host_pcpu_idle(c->host, idle, MAX_PCPUS, &n) == 0 && n) {
+        s->pcpus = calloc(n, sizeof(*s->pcpus));
+        for (size_t i = 0; s->pcpus && i < n; i++)
+            figs_set(&s->pcpus[i], FIG_PCPU_IDLE, idle[i]);
+        s->nr_pcpus = s->pcpus ? (uint32_t)n : 0;
+    }
+    free(idle);
+}
+
+/* Room for n devices of a domain; NULL (and *ret_n 0) when n is 0 or no memory. */
+static struct snap_device *new_devices(size_t n, uint32_t *ret_n)
+{
+    struct snap_device *d = n ? calloc(n, sizeof(*d)) : NULL;
+
+    *ret_n = d ? (uint32_t)n : 0;
+    return d;
+}
+
+static void vif_figures(struct snap_device *out, const struct xenstats_vif *in)
+{
+    struct snap_figs *f = &out->figs;
+
+    out->devid = in->devid;
+    snprintf(out->name, sizeof(out->name), "%s", in->name);
+    figs_set(f, FIG_VIF_RX_BYTES, in->rx_bytes);
+    figs_set(f, FIG_VIF_RX_PACKETS, in->rx_packets);
+    figs_set(f, FIG_VIF_RX_ERRORS, in->rx_errors);
+    figs_set(f, FIG_VIF_RX_DROPS, in->rx_dropped);
+    figs_set(f, FIG_VIF_TX_BYTES, in->tx_bytes);
+    figs_set(f, FIG_VIF_TX_PACKETS, in->tx_packets);
+    figs_set(f, FIG_VIF_TX_ERRORS, in->tx_errors);
+    figs_set(f, FIG_VIF_TX_DROPS, in->tx_dropped);
+}
+
+static void vbd_figures(struct snap_device *out, const struct xenstats_vbd *in)
+{
+    struct snap_figs *f = &out->figs;
+
+    out->devid = in->devid;
+    snprintf(out->name, sizeof(out->name), "%s", in->name);
+    figs_set(f, FIG_VBD_OO, in->oo_req);
+    figs_set(f, FIG_VBD_READS, in->rd_req);
+    figs_set(f, FIG_VBD_WRITES, in->wr_req);
+    figs_set(f, FIG_VBD_FLUSHES, in->f_req);
+    figs_set(f, FIG_VBD_DISCARDS, in->ds_req);
+    figs_set(f, FIG_VBD_READ_SECTORS, in->rd_sect);
+    figs_set(f, FIG_VBD_WRITE_SECTORS, in->wr_sect);
+}
+
+static void fill_devices(struct collector *c, struct snapshot *s)
+{
+    struct xenstats_vif *vifs = NULL;
+    struct xenstats_vbd *vbds = NULL;
+    size_t nv = 0, nb = 0, vi = 0, bi = 0, first;
+
+    if (c->no_devices)
+        return;
+    if (xenstats_host_list_devices(c->host, &vifs, &nv, &vbds, &nb) < 0) {
+        c->no_devices = errno == EOPNOTSUPP;
+        if (!c->no_devices)
+            c->errors++;
+        return;
+    }
+    /* the domains and both lists are in domid order: walk along them */
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        struct snap_domain *d = &s->domains[i];
+
+        while (vi < nv && vifs[vi].domid < d->domid)
+            vi++;
+        for (first = vi; vi < nv && vifs[vi].domid == d->domid;)
+            vi++;
+        d->vifs = new_devices(vi - first, &d->nr_vifs);
+        for (uint32_t k = 0; k < d->nr_vifs; k++)
+            vif_figures(&d->vifs[k], &vifs[first + k]);
+        while (bi < nb && vbds[bi].domid < d->domid)
+            bi++;
+        for (first = bi; bi < nb && vbds[bi].domid == d->domid;)
+            bi++;
+        d->vbds = new_devices(bi - first, &d->nr_vbds);
+        for (uint32_t k = 0; k < d->nr_vbds; k++)
+            vbd_figures(&d->vbds[k], &vbds[first + k]);
+    }
+    free(vifs);
+    free(vbds);
+}
+
+struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent *agent)
+{
+    struct snapshot *s = snapshot_new();
+    struct timespec wall;
+    struct tracked *t;
+    uint32_t i = 0;
+    uint64_t now = monotonic_ns();
+
+    c->collecting = false;
+    if (!s)
+        return NULL;
+    s->domains = calloc(c->nr_domains ? c->nr_domains : 1, sizeof(*s->domains));
+    if (!s->domains) {
+        snapshot_unref(s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    clock_gettime(CLOCK_REALTIME, &wall);
+    s->wall = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
+    s->monotonic_ns = now;
+    s->interval = (double)c->opts.interval_ns / 1e9;
+    s->backend = xenstats_host_backend(c->host) == XENSTATS_BACKEND_XEN ? "xen" : "emu";
+    s->self_domid = xenstats_host_self_domid(c->host);
+    for (t = c->domains; t; t = t->next, i++) {
+        struct snap_domain *d = &s->domains[i];
+
+        d->domid = t->info.domid;
+        snprintf(d->name, sizeof(d->name), "%s", t->info.name);
+        d->nr_vcpus = t->info.nr_vcpus;
+        fill_domain(c, t, d);
+        fill_vcpus(c, t, d);
+        if (t->pv && xenstats_monitor_domain_info(c->monitor, t->info.domid, &d->pv) == 0)
+            d->pv_monitored = true;
+    }
+    s->nr_domains = i;
+    fill_host(c, s);
+    fill_devices(c, s);
+    if (agent)
+        s->agent = *agent;
+    fill_sets(c, s);
+    count_providers(s);
+    c->samples++;
+    s->agent.samples = c->samples;
+    s->agent.errors = c->errors;
+    s->agent.sample_duration = (double)(now - c->round_start) / 1e9;
+    /* the times of the vCPUs are on the producer's clock: so is the snapshot's */
+    return s;
+}
+
+struct snapshot *collector_collect(struct collector *c, const struct snap_agent *agent)
+{
+    collector_begin(c);
+    if (c->monitor)
+        xenstats_monitor_sample(c->monitor);
+    return collector_snapshot(c, agent);
+}
