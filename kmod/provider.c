@@ -88,7 +88,15 @@ static bool watching;
 static domid_t self_domid = DOMID_INVALID;
 
 static void rescan_fn(struct work_struct *work);
-static DECLARE_WORK(rescan_work, rescan_fn);
+static DECLARE_DELAYED_WORK(rescan_work, rescan_fn);
+/*
+ * While a set waits for `stats`, the scan also runs again by itself (1 s,
+ * doubling to 30 s; a watch event resets it): a watch event lost across a
+ * restore must not leave a set unpublished for good.
+ */
+#define RETRY_FIRST_MS 1000
+#define RETRY_MAX_MS 30000
+static unsigned int retry_ms;
 
 /* The design's alphabet: isalnum || ispunct || ' ' in the C locale. */
 static bool name_char_ok(char c)
@@ -454,8 +462,8 @@ static void rescan_fn(struct work_struct *work)
 {
 	struct xenstats_provider *p;
 	struct xenstats_set *s;
+	bool moved, waiting = false;
 	domid_t domid;
-	bool moved;
 
 	mutex_lock(&xenstats_lock);
 	if (!watching)
@@ -476,7 +484,16 @@ static void rescan_fn(struct work_struct *work)
 				/* stats removed, or keys deleted under us */
 				unpublish_locked(s, false);
 			publish_locked(s);
+			waiting |= s->publish_wanted && !s->published;
 		}
+	}
+	if (waiting) {
+		unsigned int ms = READ_ONCE(retry_ms);
+
+		ms = ms ? min(ms * 2, RETRY_MAX_MS) : RETRY_FIRST_MS;
+		WRITE_ONCE(retry_ms, ms);
+		queue_delayed_work(system_unbound_wq, &rescan_work,
+				   msecs_to_jiffies(ms));
 	}
 out:
 	mutex_unlock(&xenstats_lock);
@@ -486,7 +503,9 @@ static void stats_changed(struct xenbus_watch *watch, const char *path,
 			  const char *token)
 {
 	/* Our own writes fire it too; the work coalesces them. */
-	queue_work(system_unbound_wq, &rescan_work);
+	/* never block the xenwatch thread: a racy reset is harmless */
+	WRITE_ONCE(retry_ms, 0);
+	mod_delayed_work(system_unbound_wq, &rescan_work, 0);
 }
 
 static struct xenbus_watch stats_watch = {
@@ -749,7 +768,7 @@ void xenstats_core_exit(void)
 	mutex_lock(&xenstats_lock);
 	watching = false;
 	mutex_unlock(&xenstats_lock);
-	cancel_work_sync(&rescan_work);
+	cancel_delayed_work_sync(&rescan_work);
 	if (!list_empty(&providers))
 		pr_err("providers left registered at exit\n");
 	destroy_workqueue(answer_wq);

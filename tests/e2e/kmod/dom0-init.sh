@@ -260,7 +260,14 @@ DOMID=$(xl domid domu1 2>/dev/null)
 say "domid $OLD -> $DOMID"
 T=$(up)
 wait_sets active 90
-res restore-republishes $? "domid $OLD -> $DOMID: $(states)after $(awk "BEGIN{print $(up)-$T}")s"
+r=$?
+res restore-republishes $r "domid $OLD -> $DOMID: $(states)after $(awk "BEGIN{print $(up)-$T}")s"
+if [ $r != 0 ]; then # what each side saw
+    xenstore-ls /local/domain/$DOMID/stats 2>&1 | sed 's/^/XT: stats: /' | head -40
+    tail -20 /tmp/agent.log | sed 's/^/XT: agent: /'
+    cmd 20 klog
+    say "guest kernel log: $OUT"
+fi
 compare
 res values-equal-after-restore $? "$FIG $BAD"
 no_oops dmesg-after-restore
@@ -293,6 +300,7 @@ timeout 60 xl block-attach domu1 'format=raw,vdev=xvda,access=rw,script=/etc/xen
 r=$?
 wait_one blkfront xvda active 40
 w=$?
+[ $w = 0 ] || { xenstore-ls /local/domain/$DOMID/stats 2>&1 | head -20 | sed 's/^/XT: stats: /'; tail -10 /tmp/agent.log | sed 's/^/XT: agent: /'; }
 res vbd-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/xvda=$(one_state blkfront xvda) $(tail -1 /tmp/ba.out)"
 timeout 60 xl network-detach domu1 0 >/tmp/nd.out 2>&1
 r=$?
@@ -304,8 +312,7 @@ timeout 60 xl network-attach domu1 bridge=xenbr0,mac=00:16:3e:4c:00:03,script=/e
 r=$?
 wait_one netfront eth0 active 40
 w=$?
-# The module's part is the set; xl's own answer is printed.
-res vif-attach-publishes $w "netfront/eth0=$(one_state netfront eth0); xl network-attach rc=$r: $(tr '\n' ' ' </tmp/na.out)"
+res vif-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "netfront/eth0=$(one_state netfront eth0); xl network-attach rc=$r: $(tr '\n' ' ' </tmp/na.out)"
 [ -f /var/log/xen/xen-hotplug.log ] && sed 's/^/XT: hotplug log: /' /var/log/xen/xen-hotplug.log | tail -5
 cmd 60 unload
 no_oops dmesg-after-hotplug

@@ -83,6 +83,7 @@ run() {
     unpublish) stop xenstats ;;
     benchuser) pv_test_provider --provider Bench --set Values --count 64 --cpu 0 >/tmp/bench.log 2>&1 & echo "pid=$!" ;;
     benchuserstop) stop pv_test_provider ;;
+    klog) dmesg | grep -iE "xenstats|xen:|grant|evtchn" | tail -12 | tr '\n' '|' ;;
     lsmod) lsmod | tr '\n' '|' ;;
     *) echo "unknown command $1" ;;
     esac
