@@ -30,10 +30,17 @@ const struct metric_decl metric_decls[METRIC_COUNT] = {
 #undef METRIC
 };
 
+/*
+ * A constant expression for "the unit is seconds" (strcmp() is not one):
+ * no other unit of metrics.def is 7 letters long, and test_declarations
+ * checks the flag against strcmp() for every figure.
+ */
+#define UNIT_IS_SECONDS(u) (sizeof(u) == sizeof("seconds"))
+
 const struct figure_decl figure_decls[FIG_COUNT] = {
 #define METRIC(id, n, k, u, l, h)
 #define FIGURE(id, sc, n, k, u, j, t, h)                                                                              \
-    [FIG_##id] = {.metric = METRIC_##id, .scope = SCOPE_##sc, .json = j, .top = t, .ns = !strcmp(u, "seconds")},
+    [FIG_##id] = {.metric = METRIC_##id, .scope = SCOPE_##sc, .json = j, .top = t, .ns = UNIT_IS_SECONDS(u)},
 #include "metrics.def"
 #undef FIGURE
 #undef METRIC

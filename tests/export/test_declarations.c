@@ -91,6 +91,19 @@ static void test_json_and_top(void **state)
     snapshot_unref(s);
 }
 
+/* The ns flag of every figure is exactly "its unit is seconds". */
+static void test_seconds_flag(void **state)
+{
+    (void)state;
+    for (int id = 0; id < FIG_COUNT; id++) {
+        const char *unit = metric_decls[figure_decls[id].metric].unit;
+
+        if (figure_decls[id].ns != !strcmp(unit, "seconds"))
+            fail_msg("%s: unit '%s' but ns %d", metric_decls[figure_decls[id].metric].name, unit,
+                     figure_decls[id].ns);
+    }
+}
+
 static void test_reference(void **state)
 {
     char *text = NULL;
@@ -110,6 +123,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prometheus),
         cmocka_unit_test(test_json_and_top),
+        cmocka_unit_test(test_seconds_flag),
         cmocka_unit_test(test_reference),
     };
 
