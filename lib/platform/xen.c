@@ -2,7 +2,8 @@
 /*
  * xen backend: the platform ops on a real Xen host, straight onto Debian's
  * libxen* 4.17 (libxenctrl, libxenforeignmemory, libxenstore; grants and
- * event channels in xen_grant.c and xen_evtchn.c).  See docs/xen-host.md.
+ * event channels in xen_grant.c and xen_evtchn.c, host figures and the
+ * domains' figures in xen_host.c).  See docs/xen-host.md.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,6 +91,11 @@ static struct xs_handle *xen_xs(struct platform *p)
     xs = x->xs;
     pthread_mutex_unlock(&x->lock);
     return xs;
+}
+
+struct xs_handle *xen_store(struct platform *p)
+{
+    return xen_xs(p);
 }
 
 /* ---- open / close ------------------------------------------------------- */
@@ -180,6 +186,7 @@ static void fill_info(struct platform *p, const xc_domaininfo_t *di, struct xens
     ret_info->domid = di->domain;
     ret_info->nr_vcpus = di->max_vcpu_id + 1;
     domain_name(p, di->domain, ret_info->name, sizeof(ret_info->name));
+    xen_fill_domain_figures(di, ret_info);
 }
 
 static int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
@@ -405,6 +412,7 @@ const struct platform_backend platform_backend_xen = {
     .open = xen_open,
     .close = xen_close,
     .domain = &xen_domain_ops,
+    .host = &xen_host_ops,
     .resource = &xen_resource_ops,
     .store = &xen_store_ops,
     .grant = &xen_grant_ops,

@@ -47,6 +47,12 @@ xentoollog_logger *xen_logger(struct platform *p);
 /* Release the grant handles and forget the shares (xen_grant.c). */
 void xen_grant_release(struct xen *x);
 
+/* The figures of one getdomaininfo record beyond domid, name, vCPUs (xen_host.c). */
+void xen_fill_domain_figures(const xc_domaininfo_t *di, struct xenstats_domain_info *ret_info);
+/* The backend's libxenstore handle (domain names, device names); NULL if none. */
+struct xs_handle *xen_store(struct platform *p);
+
+extern const struct platform_host_ops xen_host_ops;
 extern const struct platform_grant_ops xen_grant_ops;
 extern const struct platform_evtchn_ops xen_evtchn_ops;
 

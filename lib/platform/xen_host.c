@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * xen backend: the hypervisor's figures of domains (one getdomaininfo
+ * record) and of the host (xc_version, xc_physinfo, xc_sched_id,
+ * xc_getcpuinfo), and the guests' backend devices from dom0's sysfs.
+ * Named and formatted as `xl list` / `xl info` show them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_devices.h"
+#include "util/util.h"
+#include "xen_backend.h"
+
+#define XEN_PAGE_KIB 4u
+/* Xen's max_pages is an unsigned int (4.17): its largest value, what a
+ * domain without XEN_DOMCTL_max_mem has, means no limit. */
+#define XEN_MAX_PAGES_UNLIMITED 0xffffffffULL
+
+void xen_fill_domain_figures(const xc_domaininfo_t *di, struct xenstats_domain_info *ret_info)
+{
+    uint32_t flags = 0;
+
+    if (di->flags & XEN_DOMINF_running)
+        flags |= XENSTATS_DOMAIN_RUNNING;
+    if (di->flags & XEN_DOMINF_blocked)
+        flags |= XENSTATS_DOMAIN_BLOCKED;
+    if (di->flags & XEN_DOMINF_paused)
+        flags |= XENSTATS_DOMAIN_PAUSED;
+    if (di->flags & XEN_DOMINF_dying)
+        flags |= XENSTATS_DOMAIN_DYING;
+    if (di->flags & XEN_DOMINF_shutdown) {
+        flags |= XENSTATS_DOMAIN_SHUTDOWN;
+        ret_info->shutdown_reason = (di->flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask;
+        /* libxl's "crashed": shut down with SHUTDOWN_crash */
+        if (ret_info->shutdown_reason == XENSTATS_SHUTDOWN_CRASH)
+            flags |= XENSTATS_DOMAIN_CRASHED;
+    }
+    ret_info->flags = flags;
+    memcpy(ret_info->uuid, di->handle, sizeof(ret_info->uuid));
+    ret_info->nr_online_vcpus = di->nr_online_vcpus;
+    ret_info->cpu_time_ns = di->cpu_time;
+    ret_info->memory_kib = (uint64_t)di->tot_pages * XEN_PAGE_KIB;
+    ret_info->max_memory_kib =
+        di->max_pages >= XEN_MAX_PAGES_UNLIMITED ? XENSTATS_KIB_UNLIMITED : (uint64_t)di->max_pages * XEN_PAGE_KIB;
+    ret_info->shared_kib = (uint64_t)di->shr_pages * XEN_PAGE_KIB;
+    ret_info->outstanding_kib = (uint64_t)di->outstanding_pages * XEN_PAGE_KIB;
+}
+
+_Static_assert(sizeof(((xc_domaininfo_t *)0)->handle) == sizeof(((struct xenstats_domain_info *)0)->uuid),
+               "the domain handle is the UUID");
+
+/* libxl_scheduler_to_string(), which `xl info` prints as xen_scheduler. */
+static const char *scheduler_name(int id)
+{
+    switch (id) {
+    case XEN_SCHEDULER_CREDIT:
+        return "credit";
+    case XEN_SCHEDULER_CREDIT2:
+        return "credit2";
+    case XEN_SCHEDULER_ARINC653:
+        return "arinc653";
+    case XEN_SCHEDULER_RTDS:
+        return "rtds";
+    case XEN_SCHEDULER_NULL:
+        return "null";
+    case 4: /* XEN_SCHEDULER_SEDF, removed from Xen's headers */
+        return "sedf";
+    default:
+        return "unknown";
+    }
+}
+
+static int xen_host_info(struct platform *p, struct xenstats_host_info *ret_info)
+{
+    xc_interface *xc = xen_xc(p);
+    struct xenstats_host_info info = {0};
+    xen_extraversion_t extra;
+    xc_physinfo_t phys;
+    int version, sched;
+
+    if (!xc)
+        return negative_errno();
+    /* `xl info`'s xen_version: major.minor then the extra version as is */
+    version = xc_version(xc, XENVER_version, NULL);
+    if (version < 0)
+        return negative_errno();
+    memset(extra, 0, sizeof(extra));
+    if (xc_version(xc, XENVER_extraversion, &extra) < 0)
+        return negative_errno();
+    extra[sizeof(extra) - 1] = '\0';
+    snprintf(info.xen_version, sizeof(info.xen_version), "%d.%d%s", version >> 16, version & 0xffff, extra);
+    if (xc_sched_id(xc, &sched) < 0)
+        return negative_errno();
+    snprintf(info.scheduler, sizeof(info.scheduler), "%s", scheduler_name(sched));
+    memset(&phys, 0, sizeof(phys));
+    if (xc_physinfo(xc, &phys) < 0)
+        return negative_errno();
+    info.nr_pcpus = phys.nr_cpus;
+    info.cpu_khz = phys.cpu_khz;
+    info.total_memory_kib = (uint64_t)phys.total_pages * XEN_PAGE_KIB;
+    info.free_memory_kib = (uint64_t)phys.free_pages * XEN_PAGE_KIB;
+    info.scrub_memory_kib = (uint64_t)phys.scrub_pages * XEN_PAGE_KIB;
+    *ret_info = info;
+    return 0;
+}
+
+static int xen_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size_t *ret_count)
+{
+    xc_interface *xc = xen_xc(p);
+    xc_cpuinfo_t *cpus;
+    int n = 0, i, want = max > 4096 ? 4096 : (int)max;
+
+    if (!xc)
+        return negative_errno();
+    if (want == 0) {
+        *ret_count = 0;
+        return 0;
+    }
+    cpus = calloc((size_t)want, sizeof(*cpus));
+    if (!cpus)
+        return -ENOMEM;
+    if (xc_getcpuinfo(xc, want, cpus, &n) < 0) {
+        int r = negative_errno();
+
+        free(cpus);
+        return r;
+    }
+    for (i = 0; i < n && i < want; i++)
+        idle_ns[i] = cpus[i].idletime;
+    *ret_count = (size_t)i;
+    free(cpus);
+    return 0;
+}
+
+/* netback and blkback publish in dom0's own sysfs; names from its store. */
+static int xen_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                       struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
+{
+    return backend_devices_scan("/sys", xen_store(p), NULL, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds);
+}
+
+const struct platform_host_ops xen_host_ops = {
+    .info = xen_host_info,
+    .pcpu_idle = xen_pcpu_idle,
+    .devices = xen_devices,
+};
