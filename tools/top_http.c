@@ -393,7 +393,8 @@ int top_http_parse_response(char *buf, size_t len, char **ret_body, size_t *ret_
 int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *cancel, char **ret_body,
                  size_t *ret_len, char *err, size_t errlen)
 {
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG}, *ais = NULL, *ai;
+    /* No AI_ADDRCONFIG: on a dom0 with only loopback up it refuses 127.0.0.1 itself. */
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ais = NULL, *ai;
     struct deadline deadline = {.cancel = cancel};
     char *request = NULL, *buf = NULL, *body, *copy;
     size_t len = 0, body_len = 0;

@@ -46,8 +46,11 @@ dom0_backends() {
     for m in loop llc stp bridge xen-netback xen-blkback; do
         insmod /modules/$m.ko || say "insmod $m failed"
     done
-    brctl addbr xenbr0 && brctl stp xenbr0 off && brctl setfd xenbr0 0 &&
-        ip addr add 10.99.0.1/24 dev xenbr0 && ip link set xenbr0 up &&
+    brctl addbr xenbr0 || return 1
+    # no spanning tree, no forwarding delay (not in every busybox: optional)
+    brctl stp xenbr0 off 2>/dev/null
+    brctl setfd xenbr0 0 2>/dev/null
+    ip addr add 10.99.0.1/24 dev xenbr0 && ip link set xenbr0 up &&
         dd if=/dev/zero of="$dir/disk.img" bs=1M count=16 2>/dev/null &&
         { [ -e /dev/loop7 ] || mknod /dev/loop7 b 7 7; } && losetup /dev/loop7 "$dir/disk.img"
 }
