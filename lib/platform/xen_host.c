@@ -137,7 +137,8 @@ static int xen_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size
 static int xen_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
                        struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
 {
-    return backend_devices_scan("/sys", xen_store(p), NULL, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds);
+    return backend_devices_scan("/sys", xen_store(p), NULL, backend_netback_ethtool, ret_vifs, ret_nr_vifs, ret_vbds,
+                                ret_nr_vbds);
 }
 
 const struct platform_host_ops xen_host_ops = {
