@@ -8,7 +8,9 @@
 #                             (root), run each binary from /usr/bin, check
 #                             the guest binary's libraries and the units,
 #                             then purge what was installed
-# DEB_BUILD_OPTIONS is passed through (nocheck skips the unit suites).
+# DEB_TARBALL=FILE builds from a `meson dist` tarball instead of the
+# checkout, which proves the tarball complete.  DEB_BUILD_OPTIONS is passed
+# through (nocheck skips the unit and packaging suites of the build).
 # Needs debhelper and the build dependencies (scripts/install-deps.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,8 +85,12 @@ fi
 
 rm -rf "$OUT"
 mkdir -p "$SRC"
-# the checkout as it is (tracked and untracked, not ignored files)
-(cd "$ROOT" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -x -C "$SRC"
+if [ -n "${DEB_TARBALL:-}" ]; then
+    tar -xf "$DEB_TARBALL" -C "$SRC" --strip-components=1
+else
+    # the checkout as it is (tracked and untracked, not ignored files)
+    (cd "$ROOT" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -x -C "$SRC"
+fi
 t0=$(date +%s)
 (cd "$SRC" && dpkg-buildpackage -us -uc -b -j2 >"$OUT/build.log" 2>&1) ||
     { tail -40 "$OUT/build.log" >&2; echo "deb: dpkg-buildpackage failed (build-deb/build.log)" >&2; exit 1; }
