@@ -115,6 +115,7 @@ fi
 # Debian 13: trixie's libxen 4.20, json-c, libmicrohttpd, ncurses, gcc 14
 if [ -z "${QUICK:-}" ] && [ "${TRIXIE:-1}" != 0 ]; then
     step "Debian 13 chroot: build (-Werror) and emulated suites" scripts/trixie.sh
+    [ "${PACKAGES:-1}" = 0 ] || step "Debian 13 chroot: the Debian packages and lintian" scripts/trixie.sh deb
 fi
 
 # xen_step NAME LIMIT LOG CMD...: a real-Xen step, killed after LIMIT
