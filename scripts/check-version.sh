@@ -5,7 +5,7 @@
 # the first version NEWS describes, the public header's XENSTATS_VERSION
 # and the manual pages' footers.  Prints each disagreement; exit 1 if any.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 version=$(sed -n "/^project(/,/)/ s/.*version *: *'\([^']*\)'.*/\1/p" meson.build | head -1)
 bad=0
 [ -n "$version" ] || { echo "check-version: no version in meson.build's project()"; exit 1; }

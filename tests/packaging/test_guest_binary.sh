@@ -20,7 +20,7 @@ start_emu -D name=guest,vcpus=1
 "$XENSTATS" pv --toolstack --count 1 1 >/dev/null
 XENSTATS_EMU_DOMID=1 "$XENSTATS_PUBLISH" --provider Guest --sets memory,load >"$T/pub.out" 2>"$T/pub.err" &
 PUB=$!
-for i in $(seq 1 60); do
+for _ in $(seq 1 60); do
     n=$("$XENSTATS" pv --json --timeout 2s 1 2>/dev/null | python3 -c '
 import json, sys
 print(sum(1 for s in json.load(sys.stdin)["sets"] if s["provider"] == "Guest" and s["state"] == "active"))' || echo 0)
