@@ -66,8 +66,11 @@ xc_interface *xen_xc(struct platform *p, const struct xen_ctrl **ret_ctrl)
     }
     xc = x->xc;
     pthread_mutex_unlock(&x->lock);
-    if (!xc && !errno)
-        errno = EACCES;
+    if (!xc) {
+        if (!errno)
+            errno = EACCES;
+        return NULL;
+    }
     *ret_ctrl = ctrl;
     return xc;
 }
