@@ -86,7 +86,9 @@ fi
 if [ -z "${QUICK:-}" ] && [ "${PACKAGES:-1}" != 0 ]; then
     step "version: one place (scripts/check-version.sh)" scripts/check-version.sh
     rm -rf build-ci/meson-dist
-    if step "meson dist" meson dist -C build-ci --no-tests --formats xztar; then
+    # (the tarball is the last commit's: a checkout with uncommitted changes
+    # still gets the steps, of what it would release)
+    if step "meson dist" meson dist -C build-ci --no-tests --allow-dirty --formats xztar; then
         step "Debian packages from the dist tarball, lintian" \
             env DEB_TARBALL="$(ls build-ci/meson-dist/xenstats-*.tar.xz)" scripts/deb.sh lintian
         # (deb.sh starts from an empty build-deb/: no stale packages)
