@@ -10,6 +10,7 @@ libxen-dev xenstore-utils
 libjson-c-dev libcmocka-dev libmicrohttpd-dev libncurses-dev
 libclang-rt-14-dev
 curl procps tmux python3 prometheus
+debhelper lintian bash-completion systemd
 "
 
 missing=

@@ -27,7 +27,7 @@ DOMU_VCPUS=${DOMU_VCPUS:-4}
 KVER=$(initramfs_kver "$PKGROOT")
 
 # ---- binaries
-XE_LIBS="json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xentoollog"
+XE_LIBS="json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xencall xentoollog"
 XE_FLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE"
 if [ "$XEN_VERSION" = 4.17 ]; then
     [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
