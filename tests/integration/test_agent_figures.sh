@@ -16,48 +16,6 @@ start_emu -p 2 --memory 8G --dom0-memory 2G \
     -D name=db,vcpus=1,workload=io,memory=256M,shared=8K,outstanding=16K
 start_agent
 
-# snap: one sample's JSON and /metrics (retried until both are of the same sample)
-snap() {
-    for _ in $(seq 1 20); do
-        curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/s.json" &&
-            curl -sf "$URL/metrics" >"$XENSTATS_TEST_TMP/m.txt" &&
-            curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/s2.json" &&
-            cmp -s "$XENSTATS_TEST_TMP/s.json" "$XENSTATS_TEST_TMP/s2.json" && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-# check PY...: python over the sample (j: JSON, m: {(family, labels): value}) until it holds, 10 s
-check() {
-    local what=$1 code=$2
-    for _ in $(seq 1 40); do
-        snap || fail "no consistent sample"
-        python3 - "$XENSTATS_TEST_TMP" "$code" <<'PY' >"$XENSTATS_TEST_TMP/check.out" 2>&1 && return 0
-import json, re, sys
-d, code = sys.argv[1], sys.argv[2]
-j = json.load(open(f"{d}/s.json"))
-m = {}
-for line in open(f"{d}/m.txt"):
-    if line.startswith("#"):
-        continue
-    mm = re.match(r'^(\w+)(?:\{(.*)\})? (\S+)$', line.rstrip("\n"))
-    assert mm, line
-    labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', mm.group(2) or "")))
-    m[(mm.group(1), labels)] = float(mm.group(3))
-dom = {x["name"]: x for x in j["domains"]}
-def metric(family, **labels):
-    return m.get((family, tuple(sorted((k, str(v)) for k, v in labels.items()))))
-def dm(family, name, **labels):
-    return metric(family, domid=dom[name]["domid"], domain=name, **labels)
-exec(code)
-PY
-        sleep 0.25
-    done
-    cat "$XENSTATS_TEST_TMP/check.out" >&2
-    fail "$what"
-}
-
 KiB=1024 MiB=1048576
 check "memory and host figures equal what the emulator was told" "
 h = j['host']
