@@ -8,6 +8,7 @@
  * way: the rules spelled out one by one, the value from strtoull().
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -136,6 +136,8 @@ static void test_vbd_name(void **state)
 
 static char root[] = "/tmp/xenstats-backend-test-XXXXXX";
 
+static void mkdirs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void mkdirs(const char *fmt, ...)
 {
     char path[PATH_MAX], *p;

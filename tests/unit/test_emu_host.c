@@ -212,6 +212,8 @@ static void test_vdev(void **state)
 
 static char devdir[] = "/tmp/xenstats-emu-devices-XXXXXX";
 
+static uint64_t read_counter_file(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static uint64_t read_counter_file(const char *fmt, ...)
 {
     char path[4096], text[64] = "";
