@@ -16,8 +16,14 @@
 #include "emu_private.h"
 #include "platform/emu_layout.h"
 
-/* How often moving counters reach the tree: a reader samples every second or so. */
-#define SHOW_INTERVAL_NS 100000000ULL
+/*
+ * How often moving counters reach the tree, per domain: readers sample
+ * every second or so, and a thousand domains' devices rewritten ten
+ * times a second would cost the emulator more than the agent it serves.
+ */
+#define SHOW_INTERVAL_NS 1000000000ULL
+/* One burst of an idle guest in this many does I/O (timers, housekeeping). */
+#define IDLE_IO_ONE_IN 8
 
 #define BUS_DIR "bus/xen-backend/devices"
 #define NET_DIR "class/net"
@@ -424,8 +430,10 @@ static void add(uint64_t *counter, uint64_t n)
 /* Bursts kept for the next showing at most: bounds the cost of one. */
 #define IO_PENDING_MAX 4096
 
-void emu_devices_io(struct emu_domain *d)
+void emu_devices_io(struct emu_domain *d, bool idle)
 {
+    if (!d->nr_devices || (idle && rng_next(&d->io_rng) % IDLE_IO_ONE_IN))
+        return;
     if (d->io_pending < IO_PENDING_MAX)
         d->io_pending++;
 }

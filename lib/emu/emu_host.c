@@ -981,7 +981,7 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
                     v->wake_at = now + sleep_length(d, v, now);
                     if (v->wake_at > now) {
                         /* the burst ends waiting for I/O: its traffic */
-                        emu_devices_io(d);
+                        emu_devices_io(d, effective_workload(d, now) == EMU_WORKLOAD_IDLE);
                         vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_BLOCKED, now);
                         continue;
                     }
@@ -1055,8 +1055,9 @@ int emu_domain_pause(struct emu_host *host, uint32_t domid)
     if (d->pause_count == 255) /* Xen's controller_pause_count limit */
         return -EOVERFLOW;
     d->pause_count++;
-    /* Xen's pause returns once the vCPUs are descheduled. */
+    /* Xen's pause returns once the vCPUs are descheduled; their I/O is done */
     tick_now(host);
+    emu_devices_show(host, d, host->last_tick, true);
     return 0;
 }
 
@@ -1088,6 +1089,7 @@ int emu_domain_shutdown(struct emu_host *host, uint32_t domid, uint32_t reason)
     d->shut_down = true;
     d->shutdown_reason = reason;
     tick_now(host);
+    emu_devices_show(host, d, host->last_tick, true);
     return 0;
 }
 

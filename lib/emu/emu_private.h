@@ -20,7 +20,7 @@ int emu_devices_from_spec(struct emu_domain *d);
 int emu_devices_publish(struct emu_host *host, struct emu_domain *d);
 /* Take every device of a domain out of the tree (before the modules forget it). */
 void emu_devices_unpublish(struct emu_host *host, struct emu_domain *d);
-/* One I/O burst of the domain ended: its devices carry some traffic. */
-void emu_devices_io(struct emu_domain *d);
+/* A burst of the domain ended in a wait: its devices carry some traffic (an idle one's seldom). */
+void emu_devices_io(struct emu_domain *d, bool idle);
 
 #endif
