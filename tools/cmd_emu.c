@@ -59,7 +59,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: %s emu [run] [OPTIONS]          run an emulated Xen host in the foreground\n"
             "       %s emu create SPEC              create a domain in the running emulator\n"
-            "       %s emu destroy DOMID            destroy a domain\n"
+            "       %s emu destroy DOMID [--linger DURATION]  destroy a domain (lingering as dying)\n"
             "       %s emu list                     list the domains\n"
             "       %s emu pause|unpause DOMAIN     pause or unpause a domain (DOMID or name)\n"
             "       %s emu shutdown DOMAIN [--reason R]  shut a domain down (R: poweroff (default),\n"
@@ -156,9 +156,11 @@ static struct emu_domain *find_domain(struct emu_run *run, int fd, const char *a
             reply(fd, "error ESRCH domain %s does not exist", arg);
         return d;
     }
-    for (d = run->host.domains; d; d = d->next)
-        if (!strcmp(d->spec.name, arg))
-            return d;
+    /* a dying domain's name may be taken again already: the live one first */
+    for (int dying = 0; dying < 2; dying++)
+        for (d = run->host.domains; d; d = d->next)
+            if (d->dying == dying && !strcmp(d->spec.name, arg))
+                return d;
     reply(fd, "error ESRCH no domain is named '%s'", arg);
     return NULL;
 }
@@ -360,6 +362,8 @@ static int control_domain(struct emu_run *run, int fd, const char *verb, char *a
     d = find_domain(run, fd, arg);
     if (!d)
         return 0;
+    if (d->dying)
+        return reply(fd, "error EINVAL domain %u is dying", d->domid);
     if (is_device_verb(verb))
         return control_device(run, fd, verb, d, extra);
     if (!strcmp(verb, "pause") || !strcmp(verb, "unpause")) {
@@ -428,11 +432,18 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         return reply(fd, "ok %d", r);
     }
     if (!strcmp(line, "destroy") && arg) {
+        char *linger_arg = strchr(arg, ' ');
+        uint64_t linger = 0;
+
+        if (linger_arg)
+            *linger_arg++ = '\0';
         if (parse_u64(arg, EMU_MAX_DOMID, &domid) < 0)
             return reply(fd, "error EINVAL '%s' is not a domid", arg);
+        if (linger_arg && (parse_duration_ns(linger_arg, &linger) < 0 || linger > EMU_MAX_LINGER_NS))
+            return reply(fd, "error EINVAL --linger %s: expected a duration up to 3600s (e.g. 2s)", linger_arg);
         if (domid == 0)
             return reply(fd, "error EPERM Domain-0 cannot be destroyed");
-        r = emu_domain_destroy(&run->host, (uint32_t)domid);
+        r = emu_domain_kill(&run->host, (uint32_t)domid, linger);
         if (r == -ESRCH)
             return reply(fd, "error ESRCH domain %s does not exist", arg);
         return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
@@ -1018,9 +1029,18 @@ int cmd_emu(int argc, char **argv)
     const char *sub = argc > 1 ? argv[1] : "run";
     char request[CONTROL_LINE_MAX];
 
+    if (!strcmp(sub, "destroy") && (argc == 5 || argc == 4)) {
+        const char *linger = argc == 5 && !strcmp(argv[3], "--linger")      ? argv[4]
+                             : argc == 4 && !strncmp(argv[3], "--linger=", 9) ? argv[3] + 9
+                                                                             : NULL;
+
+        if (!linger)
+            return fail(CMD, "usage: %s emu destroy DOMID [--linger DURATION]", PROG);
+        return control_args(sub, argv[2], linger);
+    }
     if (!strcmp(sub, "create") || !strcmp(sub, "destroy")) {
         if (argc != 3)
-            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "create") ? "SPEC" : "DOMID");
+            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "create") ? "SPEC" : "DOMID [--linger DURATION]");
         if (snprintf(request, sizeof(request), "%s %s", sub, argv[2]) >= (int)sizeof(request) ||
             strchr(argv[2], '\n'))
             return fail(CMD, "argument too long or has a newline");

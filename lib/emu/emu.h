@@ -108,6 +108,9 @@ struct emu_domain {
     uint8_t uuid[16];          /* xen_domain_handle_t; zero for Domain-0 */
     unsigned int pause_count;  /* the toolstack's pauses (xl pause nests) */
     bool shut_down;
+    bool dying;                /* destroyed, lingering until dying_until */
+    bool released;             /* the modules and devices let go of it already */
+    uint64_t dying_until;
     uint32_t shutdown_reason;  /* enum xenstats_shutdown_reason */
     uint64_t memory_kib;       /* tot_pages * 4 */
     uint64_t target_kib;       /* memory/target, where the balloon goes */
@@ -200,9 +203,20 @@ void emu_host_fini(struct emu_host *host);
  */
 int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec);
 int emu_domain_destroy(struct emu_host *host, uint32_t domid);
+/*
+ * Destroy a domain that lingers, dying, for linger_ns (0: at once), as a
+ * Xen domain does while something still holds its pages: it stays listed
+ * with the dying flag, its vCPUs stop, its devices, xenstore nodes, grants
+ * and event channels go at once, and it is gone after linger_ns (its
+ * memory returns to the host then).  Destroying a dying domain again ends
+ * its linger.  -ESRCH no domain, -EPERM Domain-0.
+ */
+#define EMU_MAX_LINGER_NS (3600ULL * 1000000000ULL)
+int emu_domain_kill(struct emu_host *host, uint32_t domid, uint64_t linger_ns);
 
 /*
- * The toolstack's controls, with Xen's errors: -ESRCH no such domain;
+ * The toolstack's controls, with Xen's errors: -ESRCH no such domain,
+ * -EINVAL a dying one;
  * pause/unpause -EINVAL on Domain-0 (Xen will not pause the caller's own
  * domain) and unpause -EINVAL when not paused; shutdown -EPERM on
  * Domain-0, -EALREADY when shut down; set_target -EINVAL above static-max

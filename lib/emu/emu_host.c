@@ -483,7 +483,7 @@ void emu_host_fini(struct emu_host *host)
 
 static bool domain_runs(const struct emu_domain *d)
 {
-    return d->pause_count == 0 && !d->shut_down;
+    return d->pause_count == 0 && !d->shut_down && !d->dying;
 }
 
 uint32_t emu_domain_flags(const struct emu_domain *d)
@@ -508,6 +508,8 @@ uint32_t emu_domain_flags(const struct emu_domain *d)
         if (d->shutdown_reason == XENSTATS_SHUTDOWN_CRASH)
             flags |= XENSTATS_DOMAIN_CRASHED;
     }
+    if (d->dying)
+        flags |= XENSTATS_DOMAIN_DYING;
     return flags;
 }
 
@@ -726,8 +728,9 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
 
     if (host->next_domid > EMU_MAX_DOMID)
         return -ENOSPC;
+    /* a dying domain's name is free: its xenstore nodes are gone */
     for (d = host->domains; d; d = d->next)
-        if (!strcmp(d->spec.name, spec->name))
+        if (!d->dying && !strcmp(d->spec.name, spec->name))
             return -EEXIST;
     if (spec->memory_kib > host->free_memory_kib)
         return -ENOMEM;
@@ -834,18 +837,14 @@ fail:
     return r;
 }
 
-int emu_domain_destroy(struct emu_host *host, uint32_t domid)
+/* What goes when a domain is destroyed, dying or not: devices, then the modules' parts. */
+static void release(struct emu_host *host, struct emu_domain *d)
 {
-    char live[PATH_MAX], dead[PATH_MAX];
-    struct emu_domain **pp, *d;
     unsigned int i;
 
-    for (pp = &host->domains; *pp && (*pp)->domid != domid; pp = &(*pp)->next)
-        ;
-    d = *pp;
-    if (!d)
-        return -ESRCH;
-    *pp = d->next;
+    if (d->released)
+        return;
+    d->released = true;
     /* the backends go before the toolstack's nodes, as libxl tears them down */
     emu_devices_unpublish(host, d);
     for (i = host->nr_modules_done; i-- > 0;) {
@@ -854,6 +853,20 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
         if (m->destroyed)
             m->destroyed(host, d, m->data);
     }
+}
+
+int emu_domain_destroy(struct emu_host *host, uint32_t domid)
+{
+    char live[PATH_MAX], dead[PATH_MAX];
+    struct emu_domain **pp, *d;
+
+    for (pp = &host->domains; *pp && (*pp)->domid != domid; pp = &(*pp)->next)
+        ;
+    d = *pp;
+    if (!d)
+        return -ESRCH;
+    *pp = d->next;
+    release(host, d);
     if (emu_host_path(host, live, sizeof(live), "%s/%u", EMU_DOMAINS_DIR, domid) == 0 &&
         emu_host_path(host, dead, sizeof(dead), "%s/.dead-%u", EMU_DOMAINS_DIR, domid) == 0) {
         /* Readers' mappings outlive the files, as foreign mappings keep
@@ -903,7 +916,7 @@ static void stop_vcpus(struct emu_domain *d, uint64_t now)
          * guest shuts down from a running vCPU with the others taken
          * down, so none of a shut-down domain's stays blocked either. */
         if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING || v->state == XEN_VCPU_STATS_RUNSTATE_RUNNABLE ||
-            (v->state == XEN_VCPU_STATS_RUNSTATE_BLOCKED && (now >= v->wake_at || d->shut_down)))
+            (v->state == XEN_VCPU_STATS_RUNSTATE_BLOCKED && (now >= v->wake_at || d->shut_down || d->dying)))
             vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_OFFLINE, now);
     }
 }
@@ -935,7 +948,7 @@ static void balloon(struct emu_host *host, struct emu_domain *d, uint64_t elapse
 void emu_host_tick(struct emu_host *host, uint64_t now)
 {
     uint64_t elapsed = now > host->last_tick ? now - host->last_tick : 0;
-    struct emu_domain *d;
+    struct emu_domain *d, *next;
     size_t nwant = 0, total = 0, i;
 
     /* The pCPUs nobody ran on since the last tick were idle. */
@@ -1023,6 +1036,12 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
         emu_devices_show(host, d, now, false);
     }
     publish_host(host);
+    /* the dying whose time is up go */
+    for (d = host->domains; d; d = next) {
+        next = d->next;
+        if (d->dying && now >= d->dying_until)
+            emu_domain_destroy(host, d->domid);
+    }
 }
 
 /* ---- the toolstack's controls -------------------------------------------- */
@@ -1050,7 +1069,7 @@ int emu_domain_pause(struct emu_host *host, uint32_t domid)
 
     if (!d)
         return -ESRCH;
-    if (domid == 0)
+    if (domid == 0 || d->dying)
         return -EINVAL;
     if (d->pause_count == 255) /* Xen's controller_pause_count limit */
         return -EOVERFLOW;
@@ -1067,7 +1086,7 @@ int emu_domain_unpause(struct emu_host *host, uint32_t domid)
 
     if (!d)
         return -ESRCH;
-    if (domid == 0 || d->pause_count == 0)
+    if (domid == 0 || d->pause_count == 0 || d->dying)
         return -EINVAL;
     d->pause_count--;
     tick_now(host);
@@ -1082,7 +1101,7 @@ int emu_domain_shutdown(struct emu_host *host, uint32_t domid, uint32_t reason)
         return -ESRCH;
     if (domid == 0)
         return -EPERM;
-    if (reason >= ARRAY_SIZE(shutdown_names))
+    if (reason >= ARRAY_SIZE(shutdown_names) || d->dying)
         return -EINVAL;
     if (d->shut_down)
         return -EALREADY;
@@ -1099,12 +1118,36 @@ int emu_domain_set_target(struct emu_host *host, uint32_t domid, uint64_t target
 
     if (!d)
         return -ESRCH;
-    if (target_kib == 0 || target_kib % 4 || target_kib > d->static_max_kib)
+    if (target_kib == 0 || target_kib % 4 || target_kib > d->static_max_kib || d->dying)
         return -EINVAL;
     d->target_kib = target_kib;
     d->max_kib = target_kib + EMU_MAXMEM_SLACK_KIB;
     /* Xen refuses nothing it already holds: a lower limit only stops growth. */
     publish_domain(host, d, host->last_tick);
     emu_host_tell_modules(host, d, EMU_CHANGE_TARGET);
+    return 0;
+}
+
+int emu_domain_kill(struct emu_host *host, uint32_t domid, uint64_t linger_ns)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+
+    if (!d)
+        return -ESRCH;
+    if (domid == 0)
+        return -EPERM;
+    if (!linger_ns || d->dying)
+        return emu_domain_destroy(host, domid);
+    if (linger_ns > EMU_MAX_LINGER_NS)
+        return -EINVAL;
+    d->dying = true;
+    d->dying_until = UINT64_MAX; /* not reaped by this tick */
+    tick_now(host);              /* its vCPUs stop, the table says dying */
+    d->dying_until = host->last_tick + linger_ns;
+    release(host, d);
+    free(d->devices);
+    d->devices = NULL;
+    d->nr_devices = 0;
+    log_info("domain %u '%s' is dying for %.3f s", domid, d->spec.name, (double)linger_ns / 1e9);
     return 0;
 }

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The agent's domain and host figures on the emulated host: each equals
-# what the emulator was told, exactly, across pause/unpause, shutdown and
-# mem-set; /metrics and /api/v1/snapshot of one sample agree; top from the
-# agent and top --direct agree; the guest's own meminfo is believed only
-# when it is a plain size.
+# what the emulator was told, exactly, across pause/unpause, shutdown,
+# mem-set and a lingering destroy (dying); /metrics and /api/v1/snapshot of
+# one sample agree; top from the agent and top --direct agree; the guest's
+# own meminfo is believed only when it is a plain size.
 . "$(dirname "$0")/lib.sh"
 
 xswrite() { # xswrite DOMID PATH VALUE: as that domain, through its own socket
@@ -133,3 +133,22 @@ assert a["db"]["STATE"] == b["db"]["STATE"] and "s" in a["db"]["STATE"] and "c" 
 assert a["web"]["MEM(k)"] == str(256 * 1024) and a["web"]["MAXMEM(k)"] == str(257 * 1024), a["web"]
 PY
 pass "top --batch --xentop from the agent and with --direct show the same domains and figures"
+
+# A destroyed domain that lingers is shown dying until it is gone
+"$XENSTATS" emu create name=doomed,vcpus=1,workload=cpu,memory=64M >/dev/null
+doomed=$("$XENSTATS" emu list | awk '$2 == "doomed" { print $1 }')
+check "a new domain" "assert 'running' in dom['doomed']['state'], dom['doomed']['state']"
+"$XENSTATS" emu destroy "$doomed" --linger 5s
+check "dying" "
+x = dom['doomed']
+assert x['state'] == ['dying'], x['state']
+assert dm('xenstats_domain_state', 'doomed', state='dying') == 1
+assert dm('xenstats_domain_state', 'doomed', state='running') == 0
+"
+for how in --direct "--url $URL"; do
+    # shellcheck disable=SC2086
+    state=$("$XENSTATS" top -b -x -n 1 -d 200ms $how | awk '$1 == "doomed" { print $2 }')
+    [ "$state" = "d-----" ] || fail "top $how: doomed's STATE is '$state', not dying (d-----)"
+done
+check "gone after its linger" "assert 'doomed' not in dom and dm('xenstats_domain_state', 'web', state='dying') == 0"
+pass "a domain destroyed with --linger shows dying in JSON, /metrics and top, then goes"

@@ -322,6 +322,47 @@ static void test_devices(void **state)
     assert_int_equal(rmdir(devdir), 0); /* nothing left behind */
 }
 
+/* A lingering destroy: dying, stopped, then gone when the scheduler's clock passes the linger. */
+static void test_dying(void **state)
+{
+    struct emu_host *host = *state;
+    struct emu_domain_spec s;
+    struct emu_domain *d;
+    uint64_t cpu, free_kib;
+    int id, i;
+
+    spec(&s, "name=doomed,vcpus=2,workload=cpu,memory=8M");
+    id = emu_domain_create(host, &s);
+    assert_true(id > 0);
+    d = emu_domain_find(host, (uint32_t)id);
+    for (i = 1; i <= 10; i++)
+        emu_host_tick(host, host->last_tick + 10000000ULL);
+    free_kib = host->free_memory_kib;
+    assert_int_equal(emu_domain_kill(host, 0, 1000), -EPERM);
+    assert_int_equal(emu_domain_kill(host, 9999, 1000), -ESRCH);
+    assert_int_equal(emu_domain_kill(host, (uint32_t)id, EMU_MAX_LINGER_NS + 1), -EINVAL);
+    assert_int_equal(emu_domain_kill(host, (uint32_t)id, 500000000ULL), 0);
+    assert_true(emu_domain_find(host, (uint32_t)id) == d);
+    assert_true(d->dying);
+    assert_int_equal(emu_domain_flags(d), XENSTATS_DOMAIN_DYING);
+    assert_int_equal(emu_domain_pause(host, (uint32_t)id), -EINVAL);
+    assert_int_equal(emu_domain_shutdown(host, (uint32_t)id, XENSTATS_SHUTDOWN_POWEROFF), -EINVAL);
+    assert_int_equal(emu_domain_set_target(host, (uint32_t)id, 4096), -EINVAL);
+    cpu = emu_domain_cpu_time(d, host->last_tick);
+    for (i = 1; i <= 40; i++) /* 400 ms of its 500 */
+        emu_host_tick(host, host->last_tick + 10000000ULL);
+    d = emu_domain_find(host, (uint32_t)id);
+    assert_non_null(d);
+    assert_true(emu_domain_cpu_time(d, host->last_tick) == cpu); /* stopped */
+    assert_true(host->free_memory_kib == free_kib);              /* still held */
+    spec(&s, "name=doomed");
+    assert_true(emu_domain_create(host, &s) > id); /* the name is free */
+    for (i = 1; i <= 11; i++)
+        emu_host_tick(host, host->last_tick + 10000000ULL);
+    assert_null(emu_domain_find(host, (uint32_t)id));
+    assert_true(host->free_memory_kib == free_kib + 8192 - EMU_DEFAULT_MEMORY_KIB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_scheduler_accounting),
         cmocka_unit_test(test_vdev),
         cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_dying),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
