@@ -284,8 +284,9 @@ static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct 
 
 static int control_device(struct emu_run *run, int fd, const char *verb, struct emu_domain *d, char *extra)
 {
-    enum emu_device_kind kind = !strncmp(verb, "network", 7) || !strcmp(verb, "vif-set") ? EMU_DEVICE_VIF
-                                                                                          : EMU_DEVICE_VBD;
+    bool set = !strcmp(verb, "vif-set") || !strcmp(verb, "vbd-set");
+    enum emu_device_kind kind =
+        !strncmp(verb, "network-", 8) || !strcmp(verb, "vif-set") ? EMU_DEVICE_VIF : EMU_DEVICE_VBD;
     char *rest = extra ? strchr(extra, ' ') : NULL;
     struct emu_device *dev;
     uint32_t devid = UINT32_MAX;
@@ -309,13 +310,13 @@ static int control_device(struct emu_run *run, int fd, const char *verb, struct 
             return reply(fd, "error EIO %s", strerror(-r));
         return reply(fd, "ok %d", r);
     }
-    if (!extra || (strcmp(verb + 3, "-set") && rest) || (!strcmp(verb + 3, "-set") && !rest))
+    if (!extra || set != (rest != NULL))
         return reply(fd, "error EINVAL usage: %s DOMAIN %s%s", verb, kind == EMU_DEVICE_VIF ? "DEVID" : "VDEV|DEVID",
-                     strcmp(verb + 3, "-set") ? "" : " COUNTER=VALUE,...");
+                     set ? " COUNTER=VALUE,..." : "");
     dev = find_device(fd, d, kind, extra);
     if (!dev)
         return 0;
-    if (!strcmp(verb + 3, "-set"))
+    if (set)
         return set_device(run, fd, d, dev, rest);
     r = emu_device_detach(&run->host, d->domid, kind, dev->devid);
     return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
@@ -1040,7 +1041,8 @@ int cmd_emu(int argc, char **argv)
     }
     if (!strcmp(sub, "create") || !strcmp(sub, "destroy")) {
         if (argc != 3)
-            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "create") ? "SPEC" : "DOMID [--linger DURATION]");
+            return fail(CMD, "usage: %s emu %s %s", PROG, sub,
+                        !strcmp(sub, "create") ? "SPEC" : "DOMID [--linger DURATION]");
         if (snprintf(request, sizeof(request), "%s %s", sub, argv[2]) >= (int)sizeof(request) ||
             strchr(argv[2], '\n'))
             return fail(CMD, "argument too long or has a newline");
