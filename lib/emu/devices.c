@@ -5,7 +5,6 @@
  * bursts), and the sysfs-like tree under <run dir>/sys that dom0 readers
  * scan as they scan /sys on Xen (lib/platform/backend_devices.h).
  */
-#include <dirent.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -102,7 +101,7 @@ int emu_vbd_vdev_name(uint32_t disk, char buf[8])
 
 /* ---- the tree -------------------------------------------------------------- */
 
-/* Where a device's directory is (its statistics/ inside), and the name it has there. */
+/* A device's directory (its statistics/ inside), under a hidden name with a prefix. */
 static int device_dir(const struct emu_host *host, uint32_t domid, const struct emu_device *dev, const char *prefix,
                       char *buf, size_t len)
 {
