@@ -161,6 +161,17 @@ assert not any(('domain', 'gone') in k[1] for k in m)
 pass "a domain's devices come and go with it"
 
 # ---- counters move with the workload, and stop while paused ----
+# next_sample: wait until the agent's samples began after now (two more rounds)
+next_sample() {
+    local first now
+    first=$(curl -sf "$URL/api/v1/snapshot" | python3 -c 'import json,sys; print(json.load(sys.stdin)["agent"]["samples"])')
+    for _ in $(seq 1 50); do
+        now=$(curl -sf "$URL/api/v1/snapshot" | python3 -c 'import json,sys; print(json.load(sys.stdin)["agent"]["samples"])')
+        [ "$now" -ge $((first + 2)) ] && return 0
+        sleep 0.1
+    done
+    fail "the agent's samples do not move"
+}
 # busy's counters now, and those of the last `record` (a fixed reference)
 moving='
 b = dom["busy"]
@@ -179,10 +190,11 @@ assert now[0] > 0 and now[2] > 0 and now[4] + now[5] > 0, now
 assert all(n >= l for n, l in zip(now, last)) and now[0] > last[0] and now[4] + now[5] > last[4] + last[5], (last, now)
 "
 pass "an io-bound domain's vif and vbd counters move with its workload"
-"$XENSTATS" emu pause busy
-sleep 1.2 # what the domain did before the pause reaches the tree and a sample
+"$XENSTATS" emu pause busy # the pause shows what the domain did before it
+next_sample
 record
 sleep 1.2
+next_sample
 check "busy's counters stay while paused" "$moving
 assert now == last, (last, now)
 "
@@ -193,26 +205,17 @@ assert now[0] > last[0] and now[4] + now[5] > last[4] + last[5], (last, now)
 pass "a paused domain's devices carry no traffic"
 "$XENSTATS" emu vif-set busy 0 traffic=no
 "$XENSTATS" emu vbd-set busy xvda traffic=no
-sleep 1.2
+sleep 1.2 # traffic of bursts before the change is shown within a second
+next_sample
 record
 sleep 1.2
+next_sample
 check "busy's counters stay with traffic=no" "$moving
 assert now == last, (last, now)
 "
 pass "traffic=no stops a device's counters"
 
 # ---- a hostile counter file leaves its device out ----
-# next_sample: wait until the agent's samples began after now (two more rounds)
-next_sample() {
-    local first now
-    first=$(curl -sf "$URL/api/v1/snapshot" | python3 -c 'import json,sys; print(json.load(sys.stdin)["agent"]["samples"])')
-    for _ in $(seq 1 50); do
-        now=$(curl -sf "$URL/api/v1/snapshot" | python3 -c 'import json,sys; print(json.load(sys.stdin)["agent"]["samples"])')
-        [ "$now" -ge $((first + 2)) ] && return 0
-        sleep 0.1
-    done
-    fail "the agent's samples do not move"
-}
 stats=$SYS/class/net/vif2.0/statistics
 for bad in "12abc" "" "-1" "18446744073709551616" "007" " 5" "$(printf '%040d' 1)"; do
     printf '%s\n' "$bad" >"$stats/rx_errors.new" && mv "$stats/rx_errors.new" "$stats/rx_errors"
