@@ -382,8 +382,11 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
                 nvbds++;
         }
     }
-    qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
-    qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
+    /* qsort()'s array must not be NULL even when empty */
+    if (nvifs)
+        qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
+    if (nvbds)
+        qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
     if (cache)
         pthread_mutex_lock(&cache->lock);
     for (i = 0; i < nvbds; i++)

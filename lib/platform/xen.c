@@ -231,7 +231,7 @@ static int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_d
     n = ctrl->domain_getinfolist(xc, domid, 1, &di);
     if (n < 0)
         return negative_errno();
-    if (n == 0 || di.domain != domid || (di.flags & XEN_DOMINF_dying))
+    if (n == 0 || di.domain != domid)
         return -ESRCH;
     fill_info(p, &di, ret_info);
     return 0;
@@ -267,12 +267,10 @@ static int xen_domain_list(struct platform *p, struct xenstats_domain_info **ret
             goto out;
         }
         list = grown;
-        for (i = 0; i < n; i++) {
-            /* A dying domain is on its way out: it has no future samples. */
-            if (batch[i].flags & XEN_DOMINF_dying)
-                continue;
+        /* dying ones too: an operator sees a domain that does not go away
+         * (its state says dying) until Xen lets go of it */
+        for (i = 0; i < n; i++)
             fill_info(p, &batch[i], &list[count++]);
-        }
         next = batch[n - 1].domain + 1u;
         if ((unsigned int)n < GETINFO_BATCH || next >= DOMID_FIRST_RESERVED)
             break;

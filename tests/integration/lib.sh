@@ -131,3 +131,50 @@ start_agent() {
         sleep 0.1
     done
 }
+
+# snap: the agent's (start_agent) one sample's JSON and /metrics (retried until both are of the same sample)
+snap() {
+    for _ in $(seq 1 20); do
+        curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/s.json" &&
+            curl -sf "$URL/metrics" >"$XENSTATS_TEST_TMP/m.txt" &&
+            curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/s2.json" &&
+            cmp -s "$XENSTATS_TEST_TMP/s.json" "$XENSTATS_TEST_TMP/s2.json" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# check WHAT PY: python over the sample (j: JSON, m: {(family, labels): value}, raw: the same with
+# the values as written) until it holds, 10 s
+check() {
+    local what=$1 code=$2
+    for _ in $(seq 1 40); do
+        snap || fail "no consistent sample"
+        python3 - "$XENSTATS_TEST_TMP" "$code" <<'PY' >"$XENSTATS_TEST_TMP/check.out" 2>&1 && return 0
+import json, re, sys
+d, code = sys.argv[1], sys.argv[2]
+j = json.load(open(f"{d}/s.json"))
+m, raw = {}, {}
+for line in open(f"{d}/m.txt"):
+    if line.startswith("#"):
+        continue
+    mm = re.match(r'^(\w+)(?:\{(.*)\})? (\S+)$', line.rstrip("\n"))
+    assert mm, line
+    labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', mm.group(2) or "")))
+    m[(mm.group(1), labels)] = float(mm.group(3))
+    raw[(mm.group(1), labels)] = mm.group(3)
+dom = {x["name"]: x for x in j["domains"]}
+def metric(family, **labels):
+    return m.get((family, tuple(sorted((k, str(v)) for k, v in labels.items()))))
+def dm(family, name, **labels):
+    return metric(family, domid=dom[name]["domid"], domain=name, **labels)
+def dmraw(family, name, **labels):
+    return raw.get((family, tuple(sorted([("domid", str(dom[name]["domid"])), ("domain", name)] +
+                                         [(k, str(v)) for k, v in labels.items()]))))
+exec(code)
+PY
+        sleep 0.25
+    done
+    cat "$XENSTATS_TEST_TMP/check.out" >&2
+    fail "$what"
+}

@@ -60,7 +60,7 @@ for c in $commands; do
             sed 's/\[run\]/run/'); do
             expect "$a" xenstats emu
         done
-        ctx=(xenstats emu "|" xenstats emu run "|" xenstats emu shutdown web)
+        ctx=(xenstats emu "|" xenstats emu run "|" xenstats emu shutdown web "|" xenstats emu destroy 3)
     else
         ctx=(xenstats "$c")
     fi
