@@ -207,9 +207,10 @@ static int ethtool(int fd, const char *ifname, void *data)
 
 int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
 {
-    struct {
+    /* the info and the one count it returns for the one set asked for */
+    union {
         struct ethtool_sset_info info;
-        uint32_t count;
+        uint8_t bytes[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)];
     } sset;
     struct ethtool_gstrings *strings = NULL;
     struct ethtool_stats *stats = NULL;
@@ -226,7 +227,7 @@ int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
     r = ethtool(fd, vif->name, &sset);
     if (r < 0)
         goto out;
-    n = (sset.info.sset_mask & (1ull << ETH_SS_STATS)) ? sset.count : 0;
+    n = (sset.info.sset_mask & (1ull << ETH_SS_STATS)) ? sset.info.data[0] : 0;
     if (n == 0 || n > NETBACK_ETHTOOL_MAX) {
         r = n ? -E2BIG : -EOPNOTSUPP;
         goto out;
