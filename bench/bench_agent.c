@@ -436,7 +436,7 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
     r->cpu_scraped = 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9);
     r->rss_mib = (double)peak / 1024.0;
     r->mean_ms = scrapes ? sum / scrapes : 0;
-    r->mb = (double)bytes / 1e6;
+    r->mb = (double)(gzip_mode && r->kind_scrapes[0] ? r->kind_body[0] : bytes) / 1e6; /* plain */
     printf("agent    with a scrape every second: CPU %.1f%% of one core; RSS peak %.1f MiB (goal <= 64 MiB)\n",
            r->cpu_scraped, r->rss_mib);
     printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal <= 50 ms mean)\n",
