@@ -54,6 +54,7 @@ struct agent {
     uint64_t interval_ns;
     int epfd, tfd, sfd;
     bool collecting; /* a round is in progress */
+    unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
     uint64_t scrapes; /* atomic: HTTP threads */
 
     pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
@@ -438,7 +439,7 @@ static void lose_host(struct agent *a, int err)
     char reason[160];
 
     snprintf(reason, sizeof(reason), "lost the host: %s", strerror(-err));
-    log_error("%s; opening it again every interval", reason);
+    log_error("%s; opening it again, every interval at first", reason);
     set_unhealthy(a, reason);
     if (collector_fd(a->collector) >= 0)
         epoll_ctl(a->epfd, EPOLL_CTL_DEL, collector_fd(a->collector), NULL);
@@ -447,13 +448,28 @@ static void lose_host(struct agent *a, int err)
     xenstats_host_close(a->host);
     a->host = NULL;
     a->collecting = false;
+    a->reopen_in = 0;
+    a->reopen_every = 1;
 }
 
+/*
+ * Every tick at first, then less often (each failure logs a line), up to
+ * every 10 s.
+ */
 static void reopen_host(struct agent *a, const struct collector_opts *co)
 {
-    a->host = xenstats_host_open(global.backend);
-    if (!a->host)
+    uint64_t most = 10000000000ULL / a->interval_ns;
+
+    if (a->reopen_in) {
+        a->reopen_in--;
         return;
+    }
+    a->host = xenstats_host_open(global.backend);
+    if (!a->host) {
+        a->reopen_every = a->reopen_every * 2 < most ? a->reopen_every * 2 : (unsigned int)(most ? most : 1);
+        a->reopen_in = a->reopen_every - 1;
+        return;
+    }
     if (open_collector(a, co) < 0) {
         xenstats_host_close(a->host);
         a->host = NULL;
@@ -592,6 +608,11 @@ int cmd_agent(int argc, char **argv)
             }
             if (!a.web->tls)
                 log_warning("--web-config %s: basic auth without TLS sends passwords in the clear", web_config);
+        }
+        if (a.web->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            web_config_free(a.web);
+            fail(CMD, "--web-config %s: this libmicrohttpd was built without TLS", web_config);
+            return 2;
         }
         if (a.web->tls) {
             web_config_priorities(a.web, priorities, sizeof(priorities));

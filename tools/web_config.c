@@ -314,6 +314,8 @@ void web_config_free(struct web_config *c)
     free(c->key_file);
     free(c->client_ca_file);
     free(c->cert_pem);
+    if (c->key_pem)
+        explicit_bzero(c->key_pem, strlen(c->key_pem));
     free(c->key_pem);
     free(c->client_ca_pem);
     free(c);
