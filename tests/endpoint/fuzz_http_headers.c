@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_auth.h"
-#include "http_encoding.h"
+#include "../../tools/http_auth.h"
+#include "../../tools/http_encoding.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

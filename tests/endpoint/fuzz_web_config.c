@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "web_config.h"
+#include "../../tools/web_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
