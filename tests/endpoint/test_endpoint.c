@@ -17,6 +17,8 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "export/export.h"
+
 #include "../../tools/http_auth.c"
 #include "../../tools/http_encoding.c"
 #include "../../tools/web_config.c"
@@ -79,6 +81,65 @@ static void test_gzip_round_trip(void **state)
     free(out);
     free(text);
     free(back);
+}
+
+/* ---- the snapshot's cache of the encoding -------------------------------------- */
+
+static int encoder_calls, encoder_fails;
+
+static int counting_gzip(const char *text, size_t len, char **ret_data, size_t *ret_len)
+{
+    encoder_calls++;
+    if (encoder_fails)
+        return -ENOMEM;
+    return http_gzip_encode(text, len, ret_data, ret_len);
+}
+
+static void test_snapshot_encoded(void **state)
+{
+    struct snapshot *s = snapshot_new();
+    const char *text, *gz, *again;
+    size_t text_len = 0, gz_len = 0, again_len = 0;
+    char *back;
+    uLongf back_len;
+
+    (void)state;
+    assert_non_null(s);
+    s->backend = "emu";
+    encoder_fails = 1;
+    errno = 0;
+    assert_null(snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &gz_len));
+    assert_int_equal(errno, ENOMEM);
+    encoder_fails = 0;
+    gz = snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &gz_len);
+    assert_non_null(gz);
+    again = snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &again_len);
+    assert_ptr_equal(again, gz); /* kept, not made again */
+    assert_int_equal(again_len, gz_len);
+    assert_int_equal(encoder_calls, 2);
+    /* the text it encodes is the snapshot's own rendering */
+    text = snapshot_render(s, RENDER_PROMETHEUS, &text_len);
+    assert_non_null(text);
+    back_len = (uLongf)text_len + 1;
+    back = malloc(back_len);
+    {
+        z_stream z = {0};
+
+        assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+        z.next_in = (Bytef *)(uintptr_t)gz;
+        z.avail_in = (uInt)gz_len;
+        z.next_out = (Bytef *)back;
+        z.avail_out = (uInt)back_len;
+        assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+        assert_int_equal(z.total_out, text_len);
+        inflateEnd(&z);
+    }
+    assert_memory_equal(back, text, text_len);
+    free(back);
+    /* another format: its own encoding */
+    assert_non_null(snapshot_render_encoded(s, RENDER_JSON, counting_gzip, &again_len));
+    assert_int_equal(encoder_calls, 3);
+    snapshot_unref(s); /* frees the encodings too (ASan's leak check) */
 }
 
 /* ---- Authorization ------------------------------------------------------------- */
@@ -324,6 +385,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts_gzip),
         cmocka_unit_test(test_gzip_round_trip),
+        cmocka_unit_test(test_snapshot_encoded),
         cmocka_unit_test(test_basic_credentials),
         cmocka_unit_test(test_auth_remembers_and_budgets),
         cmocka_unit_test(test_web_config),
