@@ -9,7 +9,7 @@
  * reference, so scrapes never wait for sampling and vice versa; each
  * rendering, and its gzip, is made once per snapshot.  --web-config adds
  * TLS and basic auth (web_config.h, http_auth.h).  A host that goes away
- * is opened again every interval, /healthz saying 503 meanwhile.
+ * is looked for again (lose_host()), /healthz saying 503 meanwhile.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include <xenstats/pv.h>
@@ -89,6 +88,7 @@ static void publish_snapshot(struct agent *a)
 {
     struct snap_agent counts = {0};
     struct snapshot *s, *old;
+    int list_error;
 
     counts.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
     counts.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
@@ -98,8 +98,7 @@ static void publish_snapshot(struct agent *a)
         log_error("cannot build a snapshot: %s", strerror(errno));
         return;
     }
-    int list_error = collector_list_error(a->collector);
-
+    list_error = collector_list_error(a->collector);
     pthread_mutex_lock(&a->lock);
     old = a->current;
     a->current = s;
