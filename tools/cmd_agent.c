@@ -661,18 +661,16 @@ int cmd_agent(int argc, char **argv)
     }
     a.httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                                    (v6 ? MHD_USE_IPv6 : 0) | (a.web && a.web->tls ? MHD_USE_TLS : 0),
-                               0, accept_policy, &a, handle_request, &a, MHD_OPTION_SOCK_ADDR,
-                               (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)320,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                               (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, &a,
-                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, &a, MHD_OPTION_EXTERNAL_LOGGER,
-                               httpd_log, NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+                               0, accept_policy, &a, handle_request, &a, MHD_OPTION_EXTERNAL_LOGGER, httpd_log,
+                               NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+                               (unsigned int)320, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION,
+                               notify_connection, &a, MHD_OPTION_NOTIFY_COMPLETED, request_completed, &a,
+                               MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!a.httpd) {
-        if (a.web && a.web->tls)
-            fail(CMD, "cannot listen on %s with TLS: %s (is the key the certificate's? run with -vv for "
-                      "libmicrohttpd's reason)", listen_arg, strerror(errno ? errno : EINVAL));
-        else
-            fail(CMD, "cannot listen on %s: %s", listen_arg, strerror(errno ? errno : EADDRINUSE));
+        /* the certificate and key were checked already (web_config_load()) */
+        fail(CMD, "cannot listen on %s%s: %s", listen_arg, a.web && a.web->tls ? " with TLS" : "",
+             strerror(errno ? errno : EADDRINUSE));
         goto out;
     }
     fprintf(stderr, "%s %s: serving %s://%s/metrics%s (sampling every %.3g s); Ctrl-C stops\n", PROG, CMD,

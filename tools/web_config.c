@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
 #include <yaml.h>
 
 #include "web_config.h"
@@ -447,6 +448,38 @@ static int read_pem(const char *path, const char *key, char **ret_pem, char *err
     return 0;
 }
 
+/*
+ * What libmicrohttpd will do with the PEM files, done once here so that a
+ * key that is not the certificate's, or a file GnuTLS cannot read, is
+ * refused with GnuTLS' reason before anything starts.
+ */
+static int check_tls(const struct web_config *c, char *err, size_t err_size)
+{
+    gnutls_certificate_credentials_t cred;
+    gnutls_datum_t cert = {(unsigned char *)c->cert_pem, (unsigned int)strlen(c->cert_pem)};
+    gnutls_datum_t key = {(unsigned char *)c->key_pem, (unsigned int)strlen(c->key_pem)};
+    int r;
+
+    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+        return -ENOMEM;
+    r = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM);
+    if (r < 0) {
+        snprintf(err, err_size, "tls_server_config: cert_file %s, key_file %s: %s", c->cert_file, c->key_file,
+                 gnutls_strerror(r));
+    } else if (c->client_ca_pem) {
+        gnutls_datum_t ca = {(unsigned char *)c->client_ca_pem, (unsigned int)strlen(c->client_ca_pem)};
+
+        r = gnutls_certificate_set_x509_trust_mem(cred, &ca, GNUTLS_X509_FMT_PEM);
+        if (r <= 0) {
+            snprintf(err, err_size, "tls_server_config: client_ca_file %s: %s", c->client_ca_file,
+                     r < 0 ? gnutls_strerror(r) : "no certificate in it");
+            r = -1;
+        }
+    }
+    gnutls_certificate_free_credentials(cred);
+    return r < 0 ? -EINVAL : 0;
+}
+
 int web_config_load(const char *path, struct web_config **ret_config, char *err, size_t err_size)
 {
     struct web_config *c = NULL;
@@ -478,6 +511,8 @@ int web_config_load(const char *path, struct web_config **ret_config, char *err,
             r = read_pem(c->key_file, "key_file", &c->key_pem, err, err_size);
         if (!r && c->client_ca_file)
             r = read_pem(c->client_ca_file, "client_ca_file", &c->client_ca_pem, err, err_size);
+        if (!r)
+            r = check_tls(c, err, err_size);
         if (r) {
             web_config_free(c);
             return r;

@@ -54,7 +54,8 @@ int web_config_parse(const char *text, size_t len, const char *base_dir, struct 
 
 /*
  * Read, parse and check the file at path, then read the PEM files it
- * names.  As web_config_parse(), plus -errno of the files.
+ * names, and check them with GnuTLS (a key that is not the certificate's
+ * is refused here).  As web_config_parse(), plus -errno of the files.
  */
 int web_config_load(const char *path, struct web_config **ret_config, char *err, size_t err_size);
 

@@ -179,6 +179,19 @@ tls_server_config:
   cert_file: cert.pem
   key_file: missing.pem
 YML
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=other \
+    -keyout "$T/other.key" -out "$T/other.pem" 2>/dev/null || fail "openssl req"
+bad_config "a key that is not the certificate's" "The certificate and the given key do not match" <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: other.key
+YML
+printf -- '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n' >"$T/junk.pem"
+bad_config "a PEM GnuTLS cannot read" "cert_file $T/junk.pem, key_file $T/key.pem: " <<YML
+tls_server_config:
+  cert_file: junk.pem
+  key_file: key.pem
+YML
 bad_config "not a mapping" "line 1: the configuration: expected a mapping" <<YML
 - tls_server_config
 YML
