@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The agent's endpoint as an operator configures it: gzip that decodes to
 # the very exposition of the same snapshot; /healthz turning 503 with a
-# reason when the domains cannot be listed or the host goes away, and 200
-# when it is back; --web-config with TLS (a self-signed certificate made by
+# reason when the domains cannot be listed, the host freezes (no round in
+# three intervals) or goes away, and 200 when it is back; --web-config with TLS (a self-signed certificate made by
 # openssl) and basic auth (a bcrypt hash made by htpasswd): 401 without or
 # with wrong credentials, a bounded cost of a flood of wrong passwords,
 # plain HTTP on the TLS port failing cleanly, client certificates; malformed
@@ -86,6 +86,25 @@ for _ in $(seq 1 50); do
 done
 curl -sf "$URL/healthz" | grep -qx ok || fail "healthz not ok once listed again"
 pass "/healthz 200 once the domains are listed again"
+
+# the emulated host freezes: rounds stop completing
+kill -STOP "$EMU_PID"
+code=
+for _ in $(seq 1 40); do
+    code=$(curl -s -m 2 -o "$T/health" -w '%{http_code}' "$URL/healthz")
+    [ "$code" = 503 ] && break
+    sleep 0.2
+done
+kill -CONT "$EMU_PID"
+[ "$code" = 503 ] || fail "healthz $code with the host frozen"
+grep -q '^stalled: no sampling round has completed for ' "$T/health" || fail "healthz reason: $(cat "$T/health")"
+pass "/healthz 503 with the host frozen: $(cat "$T/health")"
+for _ in $(seq 1 50); do
+    curl -sf "$URL/healthz" >/dev/null && break
+    sleep 0.1
+done
+curl -sf "$URL/healthz" | grep -qx ok || fail "healthz not ok once the host thawed"
+pass "/healthz 200 once the host runs again"
 
 # the emulated host stops, and starts again
 stop_emu || true
