@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <yaml.h>
 
 #include "web_config.h"
@@ -453,13 +454,46 @@ static int read_pem(const char *path, const char *key, char **ret_pem, char *err
  * key that is not the certificate's, or a file GnuTLS cannot read, is
  * refused with GnuTLS' reason before anything starts.
  */
+/*
+ * Each file parsed on its own first: GnuTLS 3.7's credentials leak what
+ * they parsed of a certificate file that turns out broken.
+ */
+static int parse_pems(const struct web_config *c, const gnutls_datum_t *cert, const gnutls_datum_t *key, char *err,
+                      size_t err_size)
+{
+    gnutls_x509_crt_t *certs = NULL;
+    gnutls_x509_privkey_t pk = NULL;
+    unsigned int n = 0;
+    int r = gnutls_x509_crt_list_import2(&certs, &n, cert, GNUTLS_X509_FMT_PEM, 0);
+
+    if (r < 0) {
+        snprintf(err, err_size, "tls_server_config: cert_file %s: %s", c->cert_file, gnutls_strerror(r));
+        return -EINVAL;
+    }
+    for (unsigned int i = 0; i < n; i++)
+        gnutls_x509_crt_deinit(certs[i]);
+    gnutls_free(certs);
+    r = gnutls_x509_privkey_init(&pk);
+    if (r < 0)
+        return -ENOMEM;
+    r = gnutls_x509_privkey_import(pk, key, GNUTLS_X509_FMT_PEM);
+    gnutls_x509_privkey_deinit(pk);
+    if (r < 0) {
+        snprintf(err, err_size, "tls_server_config: key_file %s: %s", c->key_file, gnutls_strerror(r));
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int check_tls(const struct web_config *c, char *err, size_t err_size)
 {
     gnutls_certificate_credentials_t cred;
     gnutls_datum_t cert = {(unsigned char *)c->cert_pem, (unsigned int)strlen(c->cert_pem)};
     gnutls_datum_t key = {(unsigned char *)c->key_pem, (unsigned int)strlen(c->key_pem)};
-    int r;
+    int r = parse_pems(c, &cert, &key, err, err_size);
 
+    if (r < 0)
+        return r;
     if (gnutls_certificate_allocate_credentials(&cred) < 0)
         return -ENOMEM;
     r = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM);

@@ -206,10 +206,16 @@ tls_server_config:
   key_file: other.key
 YML
 printf -- '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n' >"$T/junk.pem"
-bad_config "a PEM GnuTLS cannot read" "cert_file $T/junk.pem, key_file $T/key.pem: " <<YML
+bad_config "a PEM GnuTLS cannot read" "cert_file $T/junk.pem: " <<YML
 tls_server_config:
   cert_file: junk.pem
   key_file: key.pem
+YML
+printf -- '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' >"$T/junk.key"
+bad_config "a key GnuTLS cannot read" "key_file $T/junk.key: " <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: junk.key
 YML
 bad_config "not a mapping" "line 1: the configuration: expected a mapping" <<YML
 - tls_server_config
