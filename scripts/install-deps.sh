@@ -11,6 +11,7 @@ libjson-c-dev libcmocka-dev libmicrohttpd-dev libncurses-dev
 zlib1g-dev libyaml-dev libcrypt-dev libgnutls28-dev
 libclang-rt-14-dev
 curl procps tmux python3 prometheus openssl apache2-utils
+debhelper lintian bash-completion systemd
 "
 
 missing=

@@ -599,6 +599,16 @@ static void vif_figures(struct snap_device *out, const struct xenstats_vif *in)
     figs_set(f, FIG_VIF_TX_PACKETS, in->tx_packets);
     figs_set(f, FIG_VIF_TX_ERRORS, in->tx_errors);
     figs_set(f, FIG_VIF_TX_DROPS, in->tx_dropped);
+    static const enum figure_id netback[XENSTATS_NETBACK_STATS] = {
+        [XENSTATS_NETBACK_RX_GSO_CHECKSUM_FIXUP] = FIG_VIF_NB_CSUM_FIXUP,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_SENT] = FIG_VIF_NB_ZC_SENT,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_SUCCESS] = FIG_VIF_NB_ZC_SUCCESS,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_FAIL] = FIG_VIF_NB_ZC_FAIL,
+        [XENSTATS_NETBACK_TX_FRAG_OVERFLOW] = FIG_VIF_NB_FRAG_OVERFLOW,
+    };
+    for (int i = 0; i < XENSTATS_NETBACK_STATS; i++)
+        if (in->netback_present & (1u << i))
+            figs_set(f, netback[i], in->netback[i]);
 }
 
 static void vbd_figures(struct snap_device *out, const struct xenstats_vbd *in)
