@@ -22,8 +22,8 @@ TRIXIE_DIR=${TRIXIE_DIR:-$ROOT/build-trixie}
 CH=$TRIXIE_DIR/chroot
 SUITE=trixie
 PACKAGES="build-essential meson ninja-build pkg-config libxen-dev libjson-c-dev libcmocka-dev
-libmicrohttpd-dev libncurses-dev xenstore-utils curl procps tmux python3 prometheus ca-certificates
-debhelper lintian bash-completion systemd-dev"
+libmicrohttpd-dev libncurses-dev zlib1g-dev libyaml-dev libcrypt-dev libgnutls28-dev xenstore-utils curl procps
+tmux python3 prometheus ca-certificates openssl apache2-utils debhelper lintian bash-completion systemd-dev"
 mkdir -p "$TRIXIE_DIR"
 log() { printf 'trixie: %s\n' "$*" >&2; }
 

@@ -73,6 +73,7 @@ struct collector {
     uint64_t round_start, round_deadline;
     uint64_t samples, errors;
     uint64_t rounds;
+    int list_error; /* of the last domain list: 0, or a negative errno */
     bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
 };
 
@@ -136,6 +137,11 @@ uint64_t collector_errors(const struct collector *c)
     return c->errors;
 }
 
+int collector_list_error(const struct collector *c)
+{
+    return c->list_error;
+}
+
 /* ---- domains ----------------------------------------------------------- */
 
 static void try_map(struct collector *c, struct tracked *t)
@@ -197,6 +203,7 @@ static void refresh_domains(struct collector *c)
     int r;
 
     r = xenstats_host_list_domains(c->host, &list, &n);
+    c->list_error = r < 0 ? r : 0;
     if (r < 0) {
         log_error("cannot list domains: %s", xenstats_strerror(r));
         c->errors++;

@@ -89,6 +89,8 @@ free_port() {
 # prometheus_query TARGET_PORT QUERY: start a real Prometheus server on
 # loopback scraping 127.0.0.1:TARGET_PORT every second, wait (30 s at most)
 # until QUERY has a value, print it (empty if never), stop the server.
+# PROM_JOB_EXTRA, when set, is more of the scrape job's YAML (scheme,
+# tls_config, basic_auth), indented by four spaces.
 prometheus_query() {
     local target=$1 query=$2 port dir=$XENSTATS_TEST_TMP/prom got= pid
     port=$(free_port)
@@ -98,6 +100,7 @@ global:
   scrape_interval: 1s
 scrape_configs:
   - job_name: xenstats
+${PROM_JOB_EXTRA:-}
     static_configs:
       - targets: ['127.0.0.1:$target']
 YML
@@ -117,17 +120,20 @@ YML
     echo "$got"
 }
 
-# start_agent: run `xenstats agent` on a free loopback port (500 ms interval,
-# 200 ms provider timeout) and wait (10 s at most) until /healthz answers.
-# Sets port, URL and AGENT; the log is $XENSTATS_TEST_TMP/agent.log.
+# start_agent [ARGS...]: run `xenstats agent` on a free loopback port (500 ms
+# interval, 200 ms provider timeout, then ARGS: a later option wins) and wait
+# (10 s at most) until /healthz answers.  With AGENT_SCHEME=https and
+# AGENT_CURL (an array of curl options: --cacert, -u) for one with a
+# --web-config.  Sets port, URL and AGENT; the log is
+# $XENSTATS_TEST_TMP/agent.log.
 start_agent() {
     port=$(free_port)
-    URL="http://127.0.0.1:$port"
-    "$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms \
+    URL="${AGENT_SCHEME:-http}://127.0.0.1:$port"
+    "$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms "$@" \
         >"$XENSTATS_TEST_TMP/agent.log" 2>&1 &
     AGENT=$!
     for _ in $(seq 1 100); do
-        curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0
+        curl -sf ${AGENT_CURL[@]+"${AGENT_CURL[@]}"} "$URL/healthz" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
 }
