@@ -548,3 +548,86 @@ int pv_parse_set_keys(const char *const *names, const size_t *name_lens, const c
     *ret_keys = keys;
     return 0;
 }
+
+/* ---- the naming convention ------------------------------------------------ */
+
+static bool lower_or_digit(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+int pv_set_group(const char *set, const char **ret_device)
+{
+    size_t n = strnlen(set, XEN_PV_STATS_NAME_MAX + 1), i;
+
+    if (n == 0 || n > XEN_PV_STATS_NAME_MAX || set[0] < 'a' || set[0] > 'z')
+        return -EINVAL;
+    for (i = 1; i < n && lower_or_digit(set[i]); i++)
+        ;
+    if (i > PV_GROUP_MAX)
+        return -EINVAL;
+    if (i == n) {
+        *ret_device = NULL;
+        return (int)i;
+    }
+    /* one space, then a device of the name alphabet, not blank at either end */
+    if (set[i] != ' ' || i + 1 == n || set[i + 1] == ' ' || set[n - 1] == ' ')
+        return -EINVAL;
+    for (size_t j = i + 1; j < n; j++)
+        if (!pv_char_ok((unsigned char)set[j]))
+            return -EINVAL;
+    *ret_device = set + i + 1;
+    return (int)i;
+}
+
+static const char *const unit_names[PV_UNIT_COUNT_] = {
+    [PV_UNIT_NONE] = "",          [PV_UNIT_SECONDS] = "seconds", [PV_UNIT_BYTES] = "bytes",
+    [PV_UNIT_RATIO] = "ratio",    [PV_UNIT_HERTZ] = "hertz",     [PV_UNIT_CELSIUS] = "celsius",
+    [PV_UNIT_JOULES] = "joules",  [PV_UNIT_WATTS] = "watts",     [PV_UNIT_VOLTS] = "volts",
+    [PV_UNIT_AMPERES] = "amperes", [PV_UNIT_METERS] = "meters",  [PV_UNIT_GRAMS] = "grams",
+};
+
+const char *pv_unit_name(enum pv_unit unit)
+{
+    return (unsigned int)unit < PV_UNIT_COUNT_ ? unit_names[unit] : "";
+}
+
+/* s[0..n) ends with "_" suffix (the suffix given without its underscore) */
+static bool ends_with_word(const char *s, size_t n, const char *word)
+{
+    size_t w = strlen(word);
+
+    return n > w + 1 && s[n - w - 1] == '_' && memcmp(s + n - w, word, w) == 0;
+}
+
+int pv_stat_classify(const char *name, uint8_t type, struct pv_stat_name *ret)
+{
+    static const char *const reserved[] = {"total", "created", "count", "sum", "bucket", "gcount", "gsum", "info"};
+    size_t n = strnlen(name, XEN_PV_STATS_NAME_MAX + 1), base, i;
+    enum pv_stat_kind kind = PV_STAT_GAUGE;
+    enum pv_unit unit = PV_UNIT_NONE;
+
+    if (n == 0 || n > XEN_PV_STATS_NAME_MAX || name[0] < 'a' || name[0] > 'z' || name[n - 1] == '_')
+        return -EINVAL;
+    for (i = 1; i < n; i++)
+        if (!(lower_or_digit(name[i]) || (name[i] == '_' && name[i - 1] != '_')))
+            return -EINVAL;
+    base = n;
+    if (ends_with_word(name, n, "total")) {
+        kind = PV_STAT_COUNTER;
+        base = n - strlen("_total");
+    }
+    if (type != XEN_PV_STATS_TYPE_U64 && type != XEN_PV_STATS_TYPE_DOUBLE &&
+        (kind == PV_STAT_COUNTER || type != XEN_PV_STATS_TYPE_S64))
+        return -EINVAL;
+    for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        if (ends_with_word(name, base, reserved[i]))
+            return -EINVAL;
+    for (i = 1; i < PV_UNIT_COUNT_; i++)
+        if (ends_with_word(name, base, unit_names[i]))
+            unit = (enum pv_unit)i;
+    ret->kind = kind;
+    ret->unit = unit;
+    ret->base_len = base;
+    return 0;
+}
