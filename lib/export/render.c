@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "pv/parse.h"
 #include "util/util.h"
 
 /* The labels of each scope's samples, in this order. */
@@ -253,34 +254,41 @@ struct emitter {
     uint32_t *set_base; /* index of a domain's first set in set_prefix */
 };
 
-static void family(struct emitter *e, enum metric_id id)
+/* # HELP, # TYPE and # UNIT of a family named `name` (without _total/_info). */
+static void family_header(struct emitter *e, const char *name, size_t name_len, enum metric_kind kind,
+                          const char *unit, const char *help)
 {
-    const struct metric_decl *d = &metric_decls[id];
-    const char *type = d->kind == METRIC_COUNTER ? "counter" : d->kind == METRIC_INFO ? (e->om ? "info" : "gauge")
-                                                                                      : "gauge";
+    const char *type = kind == METRIC_COUNTER ? "counter" : kind == METRIC_INFO ? (e->om ? "info" : "gauge") : "gauge";
     const char *suffix = "";
 
     /* Prometheus 0.0.4 names the family like its samples. */
     if (!e->om)
-        suffix = d->kind == METRIC_COUNTER ? "_total" : d->kind == METRIC_INFO ? "_info" : "";
+        suffix = kind == METRIC_COUNTER ? "_total" : kind == METRIC_INFO ? "_info" : "";
     puts_(e->b, "# HELP ");
-    puts_(e->b, d->name);
+    put(e->b, name, name_len);
     puts_(e->b, suffix);
     putc_(e->b, ' ');
-    puts_(e->b, d->help);
+    puts_(e->b, help);
     puts_(e->b, "\n# TYPE ");
-    puts_(e->b, d->name);
+    put(e->b, name, name_len);
     puts_(e->b, suffix);
     putc_(e->b, ' ');
     puts_(e->b, type);
     putc_(e->b, '\n');
-    if (e->om && d->unit[0]) {
+    if (e->om && unit[0]) {
         puts_(e->b, "# UNIT ");
-        puts_(e->b, d->name);
+        put(e->b, name, name_len);
         putc_(e->b, ' ');
-        puts_(e->b, d->unit);
+        puts_(e->b, unit);
         putc_(e->b, '\n');
     }
+}
+
+static void family(struct emitter *e, enum metric_id id)
+{
+    const struct metric_decl *d = &metric_decls[id];
+
+    family_header(e, d->name, strlen(d->name), d->kind, d->unit, d->help);
 }
 
 /* Start a sample: name, suffix and '{'. Labels follow with label(). */
@@ -578,6 +586,192 @@ static void domain_state(struct emitter *e, const struct snapshot *s)
     }
 }
 
+
+/* ---- guest statistics by the naming convention (docs/pv-stats.md) ---------- */
+
+#define GUEST_PREFIX "xenstats_guest_"
+
+/* One sample of a xenstats_guest_<group>_<base> family. */
+struct guest_sample {
+    const char *group, *base; /* into the set's and the statistic's names */
+    uint8_t group_len, base_len;
+    enum pv_stat_kind kind;
+    enum pv_unit unit;
+    uint32_t dom;
+    const char *provider, *device; /* device NULL when the set has none */
+    const struct snap_stat *stat;
+};
+
+static int cmp_span(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/*
+ * By family, counters before gauges of the same family name, then by
+ * their labels: one family's samples are adjacent, the first kind of a
+ * family is the one it is exported as, and two samples with the same
+ * labels are neighbours.
+ */
+static int cmp_guest(const void *pa, const void *pb)
+{
+    const struct guest_sample *a = pa, *b = pb;
+    int c;
+
+    if ((c = cmp_span(a->group, a->group_len, b->group, b->group_len)) ||
+        (c = cmp_span(a->base, a->base_len, b->base, b->base_len)))
+        return c;
+    if (a->kind != b->kind)
+        return a->kind == PV_STAT_COUNTER ? -1 : 1;
+    if (a->dom != b->dom)
+        return a->dom < b->dom ? -1 : 1;
+    if ((c = strcmp(a->provider, b->provider)))
+        return c;
+    if (!a->device || !b->device)
+        return (a->device != NULL) - (b->device != NULL);
+    return strcmp(a->device, b->device);
+}
+
+static bool same_family(const struct guest_sample *a, const struct guest_sample *b)
+{
+    return !cmp_span(a->group, a->group_len, b->group, b->group_len) &&
+           !cmp_span(a->base, a->base_len, b->base, b->base_len);
+}
+
+static bool same_series(const struct guest_sample *a, const struct guest_sample *b)
+{
+    return a->kind == b->kind && a->dom == b->dom && !strcmp(a->provider, b->provider) &&
+           (a->device && b->device ? !strcmp(a->device, b->device) : a->device == b->device);
+}
+
+/* A counter's value must be a number that can count: not NaN, not negative. */
+static bool guest_value_ok(const struct guest_sample *g)
+{
+    double v = g->stat->v.dbl;
+
+    return g->kind != PV_STAT_COUNTER || g->stat->type != XEN_PV_STATS_TYPE_DOUBLE || (v >= 0 && !isinf(v));
+}
+
+static int collect_guest(const struct snapshot *s, struct guest_sample **ret, size_t *ret_n)
+{
+    struct guest_sample *g = NULL;
+    size_t n = 0, cap = 0;
+
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (uint32_t j = 0; j < d->nr_sets; j++) {
+            const struct snap_set *set = &d->sets[j];
+            const char *device;
+            int group = pv_set_group(set->set, &device);
+
+            if (group < 0 || !values_exported(set))
+                continue;
+            for (uint32_t k = 0; k < set->nr_stats; k++) {
+                const struct snap_stat *st = &set->stats[k];
+                struct pv_stat_name name;
+
+                if (!st->valid || pv_stat_classify(st->name, st->type, &name) < 0)
+                    continue;
+                if (n == cap) {
+                    struct guest_sample *more;
+
+                    cap = cap ? cap * 2 : 256;
+                    more = realloc(g, cap * sizeof(*g));
+                    if (!more) {
+                        free(g);
+                        return -ENOMEM;
+                    }
+                    g = more;
+                }
+                g[n++] = (struct guest_sample){
+                    .group = set->set, .group_len = (uint8_t)group, .base = st->name,
+                    .base_len = (uint8_t)name.base_len, .kind = name.kind, .unit = name.unit, .dom = i,
+                    .provider = set->provider, .device = device, .stat = st,
+                };
+            }
+        }
+    }
+    if (n)
+        qsort(g, n, sizeof(*g), cmp_guest);
+    *ret = g;
+    *ret_n = n;
+    return 0;
+}
+
+static void guest_family(struct emitter *e, const struct guest_sample *g)
+{
+    char name[sizeof(GUEST_PREFIX) + PV_GROUP_MAX + 1 + XEN_PV_STATS_NAME_MAX + 1];
+    char help[sizeof(name) + 128];
+    int n = snprintf(name, sizeof(name), GUEST_PREFIX "%.*s_%.*s", g->group_len, g->group, g->base_len, g->base);
+
+    snprintf(help, sizeof(help), "Statistic %.*s%s of the guests' PV stats sets \"%.*s\" (reported by the guest).",
+             g->base_len, g->base, g->kind == PV_STAT_COUNTER ? "_total" : "", g->group_len, g->group);
+    family_header(e, name, (size_t)n, g->kind == PV_STAT_COUNTER ? METRIC_COUNTER : METRIC_GAUGE,
+                  pv_unit_name(g->unit), help);
+}
+
+static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
+{
+    const struct snap_stat *st = g->stat;
+
+    puts_(e->b, GUEST_PREFIX);
+    put(e->b, g->group, g->group_len);
+    putc_(e->b, '_');
+    put(e->b, g->base, g->base_len);
+    if (g->kind == PV_STAT_COUNTER)
+        puts_(e->b, "_total");
+    e->labelled = false;
+    domain_labels(e, &e->snap->domains[g->dom]);
+    label(e, "provider", g->provider, false);
+    if (g->device)
+        label(e, "device", g->device, false);
+    if (st->type == XEN_PV_STATS_TYPE_S64) {
+        close_labels(e);
+        put_s64(e->b, st->v.s64);
+        putc_(e->b, '\n');
+    } else if (st->type == XEN_PV_STATS_TYPE_U64) {
+        end_u64(e, st->v.u64);
+    } else {
+        end_double(e, st->v.dbl);
+    }
+}
+
+/*
+ * Every statistic that follows the convention, as a counter or a gauge
+ * family of its own.  Guest names reach family names here, but only names
+ * the convention's classifiers accepted ([a-z0-9_], behind our prefix), so
+ * a guest can neither break the exposition nor reach a family of ours.
+ * Where guests disagree on a family's kind (a gauge "x" and a counter
+ * "x_total" are both family x in OpenMetrics) the counter is exported and
+ * the gauge is left to xenstats_pv_value; of two samples with the same
+ * labels (two sets of one name) the first is kept.
+ */
+static int guest_families(struct emitter *e, const struct snapshot *s)
+{
+    struct guest_sample *g;
+    size_t n, i;
+
+    if (collect_guest(s, &g, &n) < 0)
+        return -ENOMEM;
+    for (i = 0; i < n; i++) {
+        bool first = i == 0 || !same_family(&g[i - 1], &g[i]);
+
+        if (first)
+            guest_family(e, &g[i]);
+        else if (g[i].kind != g[i - 1].kind || same_series(&g[i - 1], &g[i])) {
+            g[i] = g[i - 1]; /* what the next one is compared with */
+            continue;
+        }
+        if (guest_value_ok(&g[i]))
+            guest_sample_line(e, &g[i]);
+    }
+    free(g);
+    return 0;
+}
+
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
 {
     struct emitter e = {.b = out, .om = openmetrics};
@@ -811,9 +1005,11 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             }
         }
     }
+    r = guest_families(&e, s);
     if (openmetrics)
         puts_(out, "# EOF\n");
-    r = finish(out);
+    if (r == 0)
+        r = finish(out);
     free_prefixes(&e);
     return r;
 }

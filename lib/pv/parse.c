@@ -556,6 +556,50 @@ static bool lower_or_digit(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
+/*
+ * Words a family name must not hold (promtool's lint): abbreviated units,
+ * units with a prefix instead of the base unit, and metric types.
+ */
+static bool word_ok(const char *w, size_t n)
+{
+    static const char *const banned[] = {"s",  "ms", "us", "ns", "sec", "b", "kb", "mb", "gb", "tb", "pb", "m", "h",
+                                         "d",  "counter", "gauge", "histogram", "summary", "fahrenheit"};
+    static const char *const prefixes[] = {"pico", "nano", "micro", "milli", "centi", "deci", "deca",
+                                           "hecto", "kilo", "kibi", "mega", "mebi", "giga", "gibi",
+                                           "tera", "tebi", "peta", "pebi", "exa",  "exbi"};
+    static const char *const units[] = {"seconds", "bytes",  "meters", "metres", "grams", "amperes",
+                                        "volts",   "joules", "celsius", "kelvin", "hertz", "watts"};
+    size_t i, j;
+
+    for (i = 0; i < sizeof(banned) / sizeof(banned[0]); i++)
+        if (strlen(banned[i]) == n && memcmp(w, banned[i], n) == 0)
+            return false;
+    for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        size_t p = strlen(prefixes[i]);
+
+        if (n <= p || memcmp(w, prefixes[i], p) != 0)
+            continue;
+        for (j = 0; j < sizeof(units) / sizeof(units[0]); j++)
+            if (strlen(units[j]) == n - p && memcmp(w + p, units[j], n - p) == 0)
+                return false;
+    }
+    return true;
+}
+
+static bool words_ok(const char *s, size_t n)
+{
+    size_t start = 0;
+
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != '_')
+            continue;
+        if (!word_ok(s + start, i - start))
+            return false;
+        start = i + 1;
+    }
+    return true;
+}
+
 int pv_set_group(const char *set, const char **ret_device)
 {
     size_t n = strnlen(set, XEN_PV_STATS_NAME_MAX + 1), i;
@@ -564,7 +608,7 @@ int pv_set_group(const char *set, const char **ret_device)
         return -EINVAL;
     for (i = 1; i < n && lower_or_digit(set[i]); i++)
         ;
-    if (i > PV_GROUP_MAX)
+    if (i > PV_GROUP_MAX || !word_ok(set, i))
         return -EINVAL;
     if (i == n) {
         *ret_device = NULL;
@@ -612,6 +656,8 @@ int pv_stat_classify(const char *name, uint8_t type, struct pv_stat_name *ret)
     for (i = 1; i < n; i++)
         if (!(lower_or_digit(name[i]) || (name[i] == '_' && name[i - 1] != '_')))
             return -EINVAL;
+    if (!words_ok(name, n))
+        return -EINVAL;
     base = n;
     if (ends_with_word(name, n, "total")) {
         kind = PV_STAT_COUNTER;

@@ -141,7 +141,8 @@ bool pv_key_ok(const char *s);
 
 /*
  * A set name "<group>" or "<group> <device>": group 1..PV_GROUP_MAX
- * lower-case letters and digits, starting with a letter; device the rest
+ * lower-case letters and digits, starting with a letter, and not a word
+ * pv_stat_classify() refuses; device the rest
  * after the first space: characters of the name alphabet, neither
  * beginning nor ending with a space.  Returns
  * the group's length, with *ret_device pointing at the device within
@@ -181,7 +182,11 @@ struct pv_stat_name {
 /*
  * Classify a statistic of `type` named `name` (NUL-terminated) by the
  * convention: 1..62 characters of [a-z0-9_], starting with a letter,
- * without "__" and not ending in '_'; ending in "_total" it is a counter
+ * without "__" and not ending in '_'; no word (between underscores) that
+ * promtool's lint refuses: an abbreviated unit (s, ms, us, ns, sec, b, kb,
+ * mb, gb, tb, pb, m, h, d), a unit with a prefix (milliseconds,
+ * kilobytes, ...; fahrenheit) or a metric type (counter, gauge,
+ * histogram, summary); ending in "_total" it is a counter
  * (types u64 and double only) and otherwise a gauge (s64, u64, double);
  * the name before "_total" must not end in a suffix OpenMetrics reserves
  * (_total, _created, _count, _sum, _bucket, _gcount, _gsum, _info); its

@@ -68,6 +68,44 @@ static bool has_suffix(const char *s, size_t n, const char *suffix)
     return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* promtool's lint, word by word: a whole word of the list, or a prefix and a unit. */
+static bool reference_word_ok(const char *w)
+{
+    static const char *const banned =
+        " s ms us ns sec b kb mb gb tb pb m h d counter gauge histogram summary fahrenheit ";
+    static const char *const prefixes[] = {"pico", "nano", "micro", "milli", "centi", "deci", "deca",
+                                           "hecto", "kilo", "kibi", "mega", "mebi", "giga", "gibi",
+                                           "tera", "tebi", "peta", "pebi", "exa",  "exbi"};
+    static const char *const units =
+        " seconds bytes meters metres grams amperes volts joules celsius kelvin hertz watts ";
+    char padded[XEN_PV_STATS_NAME_MAX + 3];
+
+    snprintf(padded, sizeof(padded), " %s ", w);
+    if (strstr(banned, padded))
+        return false;
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        size_t p = strlen(prefixes[i]);
+
+        if (strncmp(w, prefixes[i], p) == 0 && w[p]) {
+            snprintf(padded, sizeof(padded), " %s ", w + p);
+            if (strstr(units, padded))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool reference_words_ok(const char *name)
+{
+    char copy[XEN_PV_STATS_NAME_MAX + 1], *save = NULL;
+
+    snprintf(copy, sizeof(copy), "%s", name);
+    for (char *w = strtok_r(copy, "_", &save); w; w = strtok_r(NULL, "_", &save))
+        if (!reference_word_ok(w))
+            return false;
+    return true;
+}
+
 /* The convention for statistic names, the obvious way (a copy is cut). */
 static int reference_classify(const char *name, uint8_t type, struct pv_stat_name *ret)
 {
@@ -84,6 +122,8 @@ static int reference_classify(const char *name, uint8_t type, struct pv_stat_nam
     for (i = 0; i < n; i++)
         if (!islower((unsigned char)name[i]) && !isdigit((unsigned char)name[i]) && name[i] != '_')
             return -1;
+    if (!reference_words_ok(name))
+        return -1;
     counter = has_suffix(name, n, "_total");
     memcpy(base, name, n + 1);
     if (counter)
@@ -117,6 +157,14 @@ static int reference_group(const char *set, const char **ret_device)
     for (i = 0; i < group; i++)
         if (!islower((unsigned char)set[i]) && !isdigit((unsigned char)set[i]))
             return -1;
+    {
+        char word[PV_GROUP_MAX + 1];
+
+        memcpy(word, set, group);
+        word[group] = '\0';
+        if (!reference_word_ok(word))
+            return -1;
+    }
     if (space && (space[1] == '\0' || space[1] == ' ' || set[strlen(set) - 1] == ' '))
         return -1;
     *ret_device = space ? space + 1 : NULL;

@@ -904,7 +904,9 @@ static void test_convention_statistics(void **state)
     /* outside the convention: the statistic stays in xenstats_pv_value */
     static const char *const bad[] = {"Rx", "rx bytes", "1rx", "_rx", "rx_", "rx__bytes", "rx-bytes",
                                       "x_total_total", "x_count", "x_sum", "x_bucket", "x_created", "x_info",
-                                      "x_created_total", "x_gsum", "x_gcount_total", "", "r\xc3\xa9"};
+                                      "x_created_total", "x_gsum", "x_gcount_total", "", "r\xc3\xa9",
+                                      "user_ms", "s_reclaimable_bytes", "x_sec", "read_kb", "io_time_milliseconds_total",
+                                      "used_kilobytes", "queue_gauge", "a_counter_total", "t_fahrenheit"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         n.kind = 0;
         assert_int_equal(pv_stat_classify(bad[i], XEN_PV_STATS_TYPE_U64, &n), -EINVAL);
@@ -943,7 +945,8 @@ static void test_convention_sets(void **state)
     assert_string_equal(dev, "my app {x}");
     assert_int_equal(pv_set_group("eth0", &dev), 4);
     static const char *const bad[] = {"Tx", "Network #0", "net_eth0", "xen_memory0", "net ", "net  ", " net",
-                                      "0net", "", "net\teth0", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+                                      "0net", "", "net\teth0", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                      "ms", "gauge x", "kb"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         dev = "untouched";
         assert_int_equal(pv_set_group(bad[i], &dev), -EINVAL);
