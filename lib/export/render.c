@@ -155,7 +155,12 @@ static void put_double(struct strbuf *b, double v, bool json)
         puts_(b, v > 0 ? (json ? "\"+Inf\"" : "+Inf") : (json ? "\"-Inf\"" : "-Inf"));
         return;
     }
-    n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+    /* the shortest form that reads back as the same double: 0.1, not 0.10000000000000001 */
+    for (int digits = 15; digits <= 17; digits++) {
+        n = snprintf(tmp, sizeof(tmp), "%.*g", digits, v);
+        if (digits == 17 || strtod(tmp, NULL) == v)
+            break;
+    }
     put(b, tmp, (size_t)n);
 }
 
