@@ -1382,5 +1382,25 @@ void metrics_reference(FILE *out)
         fprintf(out, "| `%s%s` | %s | %s | %s | %s |\n", d->name, suffix,
                 d->kind == METRIC_COUNTER ? "counter" : d->kind == METRIC_INFO ? "info" : "gauge",
                 d->unit[0] ? d->unit : "-", d->labels[0] ? d->labels : "-", d->help);
-    }
+    }    fprintf(out, "| `" GUEST_PREFIX "<group>_<statistic>` | counter or gauge | from the name | "
+                 "domid,domain,provider,device | A guest statistic that follows the naming convention of "
+                 "pv-stats.md, one family per group and statistic (below). |\n");
+    fprintf(out, "\n## Guest statistics\n\n"
+                 "A numeric statistic of a PV stats set is always a sample of `xenstats_pv_value`, as the guest\n"
+                 "named it. When the set's name is `<group>` or `<group> <device>` and the statistic's name\n"
+                 "follows the naming convention ([pv-stats.md](pv-stats.md#names-for-prometheus-convention)), it is also\n"
+                 "a sample of the family `" GUEST_PREFIX "<group>_<statistic>`:\n\n"
+                 "- a **counter** when the statistic's name ends in `_total` (the family is named without it,\n"
+                 "  its samples with it), otherwise a **gauge**;\n"
+                 "- its **unit** is the last word of the name before `_total` when that is one of");
+    for (int u = PV_UNIT_NONE + 1; u < PV_UNIT_COUNT_; u++)
+        fprintf(out, "%s `%s`", u == PV_UNIT_NONE + 1 ? "" : ",", pv_unit_name((enum pv_unit)u));
+    fprintf(out, "\n  (OpenMetrics `# UNIT`);\n"
+                 "- labels `domid`, `domain`, `provider`, and `device` when the set has one.\n\n"
+                 "Example: statistic `rx_bytes_total` of set `net eth0` is\n"
+                 "`" GUEST_PREFIX "net_rx_bytes_total{domid=\"1\",domain=\"web\",provider=\"xenstats-publish\","
+                 "device=\"eth0\"}`.\n"
+                 "What `xenstats publish` sends is in [publish.md](publish.md). Guest values are reported by\n"
+                 "the guest: use them for the guest's own view, and the hypervisor's and the backends'\n"
+                 "figures above where a guest must not be trusted.\n");
 }
