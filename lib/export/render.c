@@ -652,11 +652,11 @@ static bool same_series(const struct guest_sample *a, const struct guest_sample 
 }
 
 /* A counter's value must be a number that can count: not NaN, not negative. */
-static bool guest_value_ok(const struct guest_sample *g)
+static bool guest_value_ok(const struct snap_stat *st, enum pv_stat_kind kind)
 {
-    double v = g->stat->v.dbl;
+    double v = st->v.dbl;
 
-    return g->kind != PV_STAT_COUNTER || g->stat->type != XEN_PV_STATS_TYPE_DOUBLE || (v >= 0 && !isinf(v));
+    return kind != PV_STAT_COUNTER || st->type != XEN_PV_STATS_TYPE_DOUBLE || (v >= 0 && !isinf(v));
 }
 
 static int collect_guest(const struct snapshot *s, struct guest_sample **ret, size_t *ret_n)
@@ -678,7 +678,7 @@ static int collect_guest(const struct snapshot *s, struct guest_sample **ret, si
                 const struct snap_stat *st = &set->stats[k];
                 struct pv_stat_name name;
 
-                if (!st->valid || pv_stat_classify(st->name, st->type, &name) < 0)
+                if (!st->valid || pv_stat_classify(st->name, st->type, &name) < 0 || !guest_value_ok(st, name.kind))
                     continue;
                 if (n == cap) {
                     struct guest_sample *more;
@@ -770,8 +770,7 @@ static int guest_families(struct emitter *e, const struct snapshot *s)
             g[i] = g[i - 1]; /* what the next one is compared with */
             continue;
         }
-        if (guest_value_ok(&g[i]))
-            guest_sample_line(e, &g[i]);
+        guest_sample_line(e, &g[i]);
     }
     free(g);
     return 0;
