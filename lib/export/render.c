@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Renderings of a snapshot.  Guest-chosen strings only ever appear as
- * label values (escaped) or JSON strings (escaped), never in metric names,
- * so a guest cannot break the exposition or collide with our families.
+ * Renderings of a snapshot.  Guest-chosen strings appear as label values
+ * (escaped) or JSON strings (escaped); in metric names only the guest
+ * families' xenstats_guest_<group>_<statistic>, and only from names the
+ * naming convention's classifiers accepted (lib/pv/parse.h), so a guest
+ * cannot break the exposition or collide with our families.
  * Hand-written appenders: /metrics of a thousand domains is ~100k lines.
  */
 #include <math.h>
