@@ -841,7 +841,8 @@ static int guest_families(struct emitter *e, const struct snapshot *s)
 
     if (r < 0)
         goto out;
-    qsort(x.families, x.nr_families, sizeof(*x.families), cmp_family);
+    if (x.nr_families)
+        qsort(x.families, x.nr_families, sizeof(*x.families), cmp_family);
     for (size_t f = 0; f < x.nr_families; f++) {
         enum pv_stat_kind kind = x.families[f].counter ? PV_STAT_COUNTER : PV_STAT_GAUGE;
         uint32_t i = x.families[f].first;
