@@ -772,7 +772,8 @@ static int cmp_family(const void *pa, const void *pb)
 /* Samples of one domain in one family: by provider, then device. */
 static int cmp_series(const void *pa, const void *pb)
 {
-    const struct guest_sample *a = *(const struct guest_sample *const *)pa, *b = *(const struct guest_sample *const *)pb;
+    const struct guest_sample *a = *(const struct guest_sample *const *)pa;
+    const struct guest_sample *b = *(const struct guest_sample *const *)pb;
     int c = strcmp(a->provider, b->provider);
 
     if (c)
@@ -788,7 +789,7 @@ static void guest_family(struct emitter *e, const struct guest_sample *g)
     char help[sizeof(name) + 128];
     int n = snprintf(name, sizeof(name), GUEST_PREFIX "%.*s_%.*s", g->group_len, g->group, g->base_len, g->base);
 
-    snprintf(help, sizeof(help), "Statistic %.*s%s of the guests' PV stats sets \"%.*s\" (reported by the guest).",
+    snprintf(help, sizeof(help), "Statistic %.*s%s of the guests' PV stats sets of group %.*s (reported by the guest).",
              g->base_len, g->base, g->kind == PV_STAT_COUNTER ? "_total" : "", g->group_len, g->group);
     family_header(e, name, (size_t)n, g->kind == PV_STAT_COUNTER ? METRIC_COUNTER : METRIC_GAUGE,
                   pv_unit_name(g->unit), help);
@@ -1493,8 +1494,9 @@ void metrics_reference(FILE *out)
     fprintf(out, "\n## Guest statistics\n\n"
                  "A numeric statistic of a PV stats set is always a sample of `xenstats_pv_value`, as the guest\n"
                  "named it. When the set's name is `<group>` or `<group> <device>` and the statistic's name\n"
-                 "follows the naming convention ([pv-stats.md](pv-stats.md#names-for-prometheus-convention)), it is also\n"
-                 "a sample of the family `" GUEST_PREFIX "<group>_<statistic>`:\n\n"
+                 "follows the naming convention\n"
+                 "([pv-stats.md](pv-stats.md#names-for-prometheus-convention)), it is also a sample of the\n"
+                 "family `" GUEST_PREFIX "<group>_<statistic>`:\n\n"
                  "- a **counter** when the statistic's name ends in `_total` (the family is named without it,\n"
                  "  its samples with it), otherwise a **gauge**;\n"
                  "- its **unit** is the last word of the name before `_total` when that is one of");

@@ -98,7 +98,8 @@ static void test_meminfo_names(void **state)
     static const struct {
         const char *key, *name;
     } cases[] = {
-        {"MemTotal", "mem"}, /* as a count; in kB it is mem_total_bytes */     {"SReclaimable", "slab_reclaimable"}, {"Active(anon)", "active_anon"},
+        {"MemTotal", "mem"}, /* as a count; in kB it is mem_total_bytes */
+        {"SReclaimable", "slab_reclaimable"}, {"Active(anon)", "active_anon"},
         {"HugePages_Total", "huge_pages"}, {"SecPageTables", "secondary_page_tables"},
         {"HugePages_Free", "huge_pages_free"}, {"DirectMap1G", "direct_map1g"}, {"Committed_AS", "committed_as"},
         {"NFS_Unstable", "nfs_unstable"}, {"Zswapped", "zswapped"}, {"ShmemPmdMapped", "shmem_pmd_mapped"},

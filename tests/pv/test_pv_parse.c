@@ -905,7 +905,8 @@ static void test_convention_statistics(void **state)
     static const char *const bad[] = {"Rx", "rx bytes", "1rx", "_rx", "rx_", "rx__bytes", "rx-bytes",
                                       "x_total_total", "x_count", "x_sum", "x_bucket", "x_created", "x_info",
                                       "x_created_total", "x_gsum", "x_gcount_total", "", "r\xc3\xa9",
-                                      "user_ms", "s_reclaimable_bytes", "x_sec", "read_kb", "io_time_milliseconds_total",
+                                      "user_ms", "s_reclaimable_bytes", "x_sec", "read_kb",
+                                      "io_time_milliseconds_total",
                                       "used_kilobytes", "queue_gauge", "a_counter_total", "t_fahrenheit"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         n.kind = 0;
