@@ -605,6 +605,7 @@ struct guest_sample {
     enum pv_stat_kind kind;
     enum pv_unit unit;
     uint32_t dom;
+    uint32_t ord;  /* the statistic's place among all of the snapshot's (struct guest_index) */
     uint32_t next; /* the family's next sample, in domain order; NONE ends */
     const char *provider, *device; /* device NULL when the set has none */
     const struct snap_stat *stat;
@@ -625,6 +626,12 @@ struct guest_index {
     struct guest_family *families;
     uint32_t *table; /* open addressing: family numbers, NONE when free */
     size_t nr_samples, cap_samples, nr_families, cap_families, table_size;
+    /*
+     * typed[n]: statistic n of the snapshot (every statistic of every set
+     * of every domain, in order, counted whatever its state) was exported
+     * in a family of its own, so not in xenstats_pv_value.
+     */
+    bool *typed;
 };
 
 static int cmp_span(const char *a, size_t alen, const char *b, size_t blen)
@@ -730,12 +737,13 @@ static int collect_guest(const struct snapshot *s, struct guest_index *x)
         return -ENOMEM;
     x->cap_samples = most ? most : 1;
     x->samples = malloc(x->cap_samples * sizeof(*x->samples));
-    if (!x->samples)
+    x->typed = calloc(x->cap_samples, sizeof(*x->typed));
+    if (!x->samples || !x->typed)
         return -ENOMEM;
-    for (uint32_t i = 0; i < s->nr_domains; i++) {
+    for (uint32_t i = 0, ord = 0; i < s->nr_domains; i++) {
         const struct snap_domain *d = &s->domains[i];
 
-        for (uint32_t j = 0; j < d->nr_sets; j++) {
+        for (uint32_t j = 0; j < d->nr_sets; ord += d->sets[j++].nr_stats) {
             const struct snap_set *set = &d->sets[j];
             const char *device;
             int group = pv_set_group(set->set, &device);
@@ -750,7 +758,8 @@ static int collect_guest(const struct snapshot *s, struct guest_index *x)
                     continue;
                 x->samples[x->nr_samples] = (struct guest_sample){
                     .group = set->set, .group_len = (uint8_t)group, .base = st->name,
-                    .base_len = (uint8_t)name.base_len, .kind = name.kind, .unit = name.unit, .dom = i, .next = NONE,
+                    .base_len = (uint8_t)name.base_len, .kind = name.kind, .unit = name.unit, .dom = i,
+                    .ord = ord + k, .next = NONE,
                     .provider = set->provider, .device = device, .stat = st,
                 };
                 if (index_family(x, (uint32_t)x->nr_samples++) < 0)
@@ -829,11 +838,14 @@ static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
  * Where guests disagree on a family's kind (a gauge "x" and a counter
  * "x_total" are both family x in OpenMetrics) the counter is exported and
  * the gauge is left to xenstats_pv_value; of two samples with the same
- * labels (two sets of one name) the first is kept.  Grouped by a hash of
- * the family name: a sort of every sample cost 5 times the rest of the
- * rendering at a thousand domains.
+ * labels (two sets of one name) the first is kept, the other left to
+ * xenstats_pv_value too.  Grouped by a hash of the family name: a sort of
+ * every sample cost 5 times the rest of the rendering at a thousand
+ * domains.  *typed (the caller frees it) says which statistics were
+ * exported here: every other numeric one is a sample of xenstats_pv_value,
+ * so that each is exported once.
  */
-static int guest_families(struct emitter *e, const struct snapshot *s)
+static int guest_families(struct emitter *e, const struct snapshot *s, bool **typed)
 {
     struct guest_index x = {0};
     const struct guest_sample **run = NULL;
@@ -872,10 +884,12 @@ static int guest_families(struct emitter *e, const struct snapshot *s)
                     guest_family(e, run[k]);
                 header = true;
                 guest_sample_line(e, run[k]);
+                x.typed[run[k]->ord] = true;
             }
         }
     }
 out:
+    *typed = x.typed;
     free(run);
     free(x.samples);
     free(x.families);
@@ -886,7 +900,8 @@ out:
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
 {
     struct emitter e = {.b = out, .om = openmetrics};
-    uint32_t i, j, k;
+    uint32_t i, j, k, ord;
+    bool *typed = NULL;
     unsigned int st;
     size_t estimate = 8192;
     int r;
@@ -900,7 +915,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         estimate += 3000 + (size_t)s->domains[i].nr_vcpus * 1100 +
                     (size_t)(s->domains[i].nr_vifs + s->domains[i].nr_vbds) * 1000;
         for (j = 0; j < s->domains[i].nr_sets; j++)
-            estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 240; /* pv_value and guest family */
+            estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 160; /* one sample each */
     }
     reserve(out, out->len + estimate);
 
@@ -1064,11 +1079,13 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             end_ns(&e, d->sets[j].latency_ns);
         }
     }
+    /* the guest families first: what they export is left out of xenstats_pv_value */
+    r = guest_families(&e, s, &typed);
     family(&e, METRIC_PV_VALUE);
-    for (i = 0; i < s->nr_domains; i++) {
+    for (i = 0, ord = 0; i < s->nr_domains; i++) {
         const struct snap_domain *d = &s->domains[i];
 
-        for (j = 0; j < d->nr_sets; j++) {
+        for (j = 0; j < d->nr_sets; ord += d->sets[j++].nr_stats) {
             const struct snap_set *set = &d->sets[j];
 
             if (!values_exported(set))
@@ -1076,7 +1093,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             for (k = 0; k < set->nr_stats; k++) {
                 const struct snap_stat *st_ = &set->stats[k];
 
-                if (!st_->valid || st_->type == XEN_PV_STATS_TYPE_ASCII)
+                if (!st_->valid || st_->type == XEN_PV_STATS_TYPE_ASCII || (typed && typed[ord + k]))
                     continue;
                 sample(&e, METRIC_PV_VALUE);
                 set_labels(&e, d, set);
@@ -1116,7 +1133,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             }
         }
     }
-    r = guest_families(&e, s);
+    free(typed);
     if (openmetrics)
         puts_(out, "# EOF\n");
     if (r == 0)
@@ -1492,11 +1509,10 @@ void metrics_reference(FILE *out)
                  "domid,domain,provider,device | A guest statistic that follows the naming convention of "
                  "pv-stats.md, one family per group and statistic (below). |\n");
     fprintf(out, "\n## Guest statistics\n\n"
-                 "A numeric statistic of a PV stats set is always a sample of `xenstats_pv_value`, as the guest\n"
-                 "named it. When the set's name is `<group>` or `<group> <device>` and the statistic's name\n"
-                 "follows the naming convention\n"
-                 "([pv-stats.md](pv-stats.md#names-for-prometheus-convention)), it is also a sample of the\n"
-                 "family `" GUEST_PREFIX "<group>_<statistic>`:\n\n"
+                 "A numeric statistic of a PV stats set whose name is `<group>` or `<group> <device>`, when the\n"
+                 "statistic's name follows the naming convention\n"
+                 "([pv-stats.md](pv-stats.md#names-for-prometheus-convention)), is a sample of the family\n"
+                 "`" GUEST_PREFIX "<group>_<statistic>`:\n\n"
                  "- a **counter** when the statistic's name ends in `_total` (the family is named without it,\n"
                  "  its samples with it), otherwise a **gauge**;\n"
                  "- its **unit** is the last word of the name before `_total` when that is one of");
@@ -1504,6 +1520,11 @@ void metrics_reference(FILE *out)
         fprintf(out, "%s `%s`", u == PV_UNIT_NONE + 1 ? "" : ",", pv_unit_name((enum pv_unit)u));
     fprintf(out, "\n  (OpenMetrics `# UNIT`);\n"
                  "- labels `domid`, `domain`, `provider`, and `device` when the set has one.\n\n"
+                 "Every other numeric statistic is a sample of `xenstats_pv_value`, labelled with the guest's own\n"
+                 "provider, set and statistic names: those of a provider that follows the design literally, names\n"
+                 "outside the convention, a gauge whose family another guest's counter made a counter (`x`\n"
+                 "against `x_total`), a second set of the same name, and a DOUBLE counter that cannot count (NaN,\n"
+                 "infinite, negative) in that sample. A statistic is a sample of one family only.\n\n"
                  "Example: statistic `rx_bytes_total` of set `net eth0` is\n"
                  "`" GUEST_PREFIX "net_rx_bytes_total{domid=\"1\",domain=\"web\",provider=\"xenstats-publish\","
                  "device=\"eth0\"}`.\n"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Guest statistics by the naming convention (docs/pv-stats.md): what
 # `xenstats publish` sends becomes counter and gauge families with the device
-# as a label, in Prometheus text and OpenMetrics; a literal seed provider and
-# names outside the convention stay in xenstats_pv_value only; guests that
+# as a label, in Prometheus text and OpenMetrics, and nowhere else; a literal
+# seed provider and names outside the convention are in xenstats_pv_value
+# only; guests that
 # disagree on a family's kind cannot break the exposition; a real Prometheus
 # reads a guest counter back.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -44,11 +45,12 @@ done
 sleep 1 # one more round: every set sampled at least once
 curl -sf "$URL/metrics" >"$T/m.txt"
 curl -sf -H 'Accept: application/openmetrics-text' "$URL/metrics" >"$T/om.txt"
+curl -sf "$URL/api/v1/snapshot" >"$T/snap.json"
 promtool check metrics <"$T/m.txt" || fail "promtool (with its lint) rejects /metrics"
 pass "promtool accepts /metrics, lint included, with guests publishing by the convention and outside it"
 
 python3 - "$T" <<'PY' || fail "the guest families"
-import re, sys
+import json, re, sys
 T = sys.argv[1]
 sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 
@@ -113,18 +115,32 @@ assert "device" not in one(text, "xenstats_guest_memory_mem_total_bytes", **web)
 # the device is a label, never a name
 assert not [f for f in text if "eth0" in f or "xvda" in f], [f for f in text if "eth0" in f]
 
-# every numeric statistic of xenstats publish is also typed, with the same value
-pv = [s for s in text["xenstats_pv_value"][2] if s[1]["provider"] == "xenstats-publish"]
-assert len(pv) > 100, len(pv)
-for _, l, v in pv:
-    group, _, device = l["set"].partition(" ")
-    if group == "app" or l["set"] == "Tx":
-        continue
-    name = f"xenstats_guest_{group}_{l['statistic']}"
-    got = one(text, name, domain=l["domain"], provider=l["provider"], **({"device": device} if device else {}))
-    assert float(got[2]) == float(v), (name, got, v)
+# every numeric statistic of xenstats publish (the JSON snapshot has them all;
+# the fixtures do not move) is one sample of its typed family, with its value
+snap = json.load(open(f"{T}/snap.json"))
+typed = 0
+for d in snap["domains"]:
+    for s in d["pv_sets"]:
+        if s["provider"] != "xenstats-publish" or s["set"] in ("app web", "Tx"):
+            continue
+        assert s["state"] == "active", s
+        group, _, device = s["set"].partition(" ")
+        for st in s["stats"]:
+            if st["type"] == "ascii":
+                continue
+            name = f"xenstats_guest_{group}_{st['name']}"
+            got = one(text, name, domain=d["name"], provider=s["provider"], **({"device": device} if device else {}))
+            assert float(got[2]) == float(st["value"]), (name, got, st)
+            typed += 1
+assert typed > 100, typed
+# and none is also in xenstats_pv_value: of xenstats publish and "other", only
+# the names outside the convention, and the gauge that lost the kind clash
+pv = sorted((s[1]["set"], s[1]["statistic"]) for s in text["xenstats_pv_value"][2]
+            if s[1]["provider"] in ("xenstats-publish", "other"))
+assert pv == sorted([("Tx", "packets_total"), ("app web", "Weird"), ("app web", "broken_seconds_total"),
+                     ("app web", "clash"), ("app web", "latency_ms")]), pv
 
-# a custom set by the convention; names outside it stay in xenstats_pv_value
+# a custom set by the convention; names outside it are in xenstats_pv_value
 assert sorted(s[1]["device"] for s in text["xenstats_guest_app_requests_total"][2]) == ["db", "web"]
 assert om["xenstats_guest_app_temperature_celsius"][:2] == ["gauge", "celsius"]
 assert one(text, "xenstats_guest_app_queue_delta", device="web")[2] == "-3"
@@ -132,7 +148,7 @@ assert not [f for f in text if f.startswith(("xenstats_guest_app_latency", "xens
                                               "xenstats_guest_tx_"))]
 for outside in ("latency_ms", "Weird", "packets_total"):
     assert one(text, "xenstats_pv_value", domain="web", provider="xenstats-publish", statistic=outside), outside
-# a counter that is NaN is not a counter sample; it is still a pv_value
+# a counter that is NaN is not a counter sample; it is a pv_value instead
 assert not [f for f in text if "broken" in f]
 assert one(text, "xenstats_pv_value", statistic="broken_seconds_total")[2] == "NaN"
 
@@ -152,7 +168,7 @@ assert "xenstats_guest_app_clash" not in text and "xenstats_guest_app_clash_tota
 assert one(text, "xenstats_pv_value", domain="web", statistic="clash")[2] == "5"
 print("ok")
 PY
-pass "counters and gauges typed by name, units, the device as a label; the literal provider and other names only in xenstats_pv_value; a kind clash resolved"
+pass "counters and gauges typed by name, units, the device as a label, each statistic once; the literal provider and other names only in xenstats_pv_value; a kind clash resolved"
 
 # a real Prometheus (it asks for OpenMetrics) reads a guest counter back
 q='xenstats_guest_net_rx_bytes_total{domain="web",device="eth0"}'
