@@ -94,6 +94,11 @@ for m in errors + missing:
     print("no data:" if m in missing else "error:", m, file=sys.stderr)
 if errors or missing:
     sys.exit(1)
+# the guest panels read typed families: xenstats publish follows the naming
+# convention in full, so none of its statistics is also a xenstats_pv_value
+assert not [e for _, e, _ in exprs if "xenstats_pv_value" in e]
+result, err = query('xenstats_pv_value{provider="xenstats-publish"}')
+assert result == [], (err, result[:3])
 rules_state = json.load(urllib.request.urlopen(f"{api}/api/v1/rules"))["data"]["groups"]
 bad = [r["name"] for g in rules_state for r in g["rules"] if r["health"] != "ok"]
 assert not bad, f"rules that fail to evaluate: {bad}"
