@@ -207,9 +207,10 @@ static int ethtool(int fd, const char *ifname, void *data)
 
 int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
 {
-    struct {
+    /* the reply's one count is info.data[0], room for it behind info */
+    union {
         struct ethtool_sset_info info;
-        uint32_t count;
+        unsigned char room[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)];
     } sset;
     struct ethtool_gstrings *strings = NULL;
     struct ethtool_stats *stats = NULL;
@@ -226,7 +227,7 @@ int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
     r = ethtool(fd, vif->name, &sset);
     if (r < 0)
         goto out;
-    n = (sset.info.sset_mask & (1ull << ETH_SS_STATS)) ? sset.count : 0;
+    n = (sset.info.sset_mask & (1ull << ETH_SS_STATS)) ? sset.info.data[0] : 0;
     if (n == 0 || n > NETBACK_ETHTOOL_MAX) {
         r = n ? -E2BIG : -EOPNOTSUPP;
         goto out;
@@ -382,8 +383,10 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
                 nvbds++;
         }
     }
-    qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
-    qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
+    if (nvifs) /* no qsort() of a NULL array (UBSan) */
+        qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
+    if (nvbds)
+        qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
     if (cache)
         pthread_mutex_lock(&cache->lock);
     for (i = 0; i < nvbds; i++)
