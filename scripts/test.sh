@@ -151,8 +151,11 @@ xen_step() {
 
 if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
     # Debian's Xen 4.17, a dom0 running the agent and a PV domU publishing
-    # statistics; the boot is cut at 8 minutes, the whole step at 10.
-    E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-xen (Debian's Xen 4.17 under QEMU)" 600 \
+    # statistics; the boot is cut at 8 minutes, the whole step at 10.  Its
+    # xenstats comes from the Debian packages built above, when they were.
+    debs=
+    ls build-deb/xenstats_*_amd64.deb >/dev/null 2>&1 && debs=$root/build-deb
+    E2E_DEBS=$debs E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-xen (Debian's Xen 4.17 under QEMU)" 600 \
         build-e2e/logs/serial.log tests/e2e/xen/run.sh
     # The hypervisor series, built from Debian's source, then booted.
     mkdir -p build-xen-hv

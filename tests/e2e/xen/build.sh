@@ -45,6 +45,25 @@ else
     MB=$TRIXIE_ROOT$CMB
 fi
 
+# E2E_DEBS=DIR (Xen 4.17): xenstats and libxenstats from the Debian packages
+# in DIR (scripts/deb.sh's build-deb/), extracted with dpkg-deb -x as
+# Debian's own Xen is, instead of the plain build
+XS_BIN=$MB/xenstats
+XS_LIB=
+if [ -n "${E2E_DEBS:-}" ]; then
+    [ "$XEN_VERSION" = 4.17 ] || { echo "e2e-xen build: E2E_DEBS is for Xen 4.17" >&2; exit 1; }
+    DEBROOT=$E2E_DIR/debroot
+    rm -rf "$DEBROOT"
+    for p in xenstats libxenstats0; do
+        deb=$(ls "$E2E_DEBS"/${p}_*_amd64.deb 2>/dev/null | head -1)
+        [ -n "$deb" ] || { echo "e2e-xen build: no ${p} package in $E2E_DEBS" >&2; exit 1; }
+        dpkg-deb -x "$deb" "$DEBROOT"
+        echo "e2e-xen build: $(basename "$deb")"
+    done
+    XS_BIN=$DEBROOT/usr/bin/xenstats
+    XS_LIB=$(ls "$DEBROOT"/usr/lib/*/libxenstats.so.0)
+fi
+
 rm -rf "$IMG"
 mkdir -p "$IMG"
 zcat "$PKGROOT/boot/xen-$XEN_VERSION-amd64.gz" >"$IMG/xen"
@@ -52,7 +71,15 @@ cp "$PKGROOT/boot/vmlinuz-$KVER" "$IMG/vmlinuz"
 
 test_programs() {
     local root=$1
-    initramfs_bin "$root" "$MB/xenstats" /usr/bin/xenstats
+    if [ -n "$XS_LIB" ]; then
+        # the package's library where Debian puts it, so ldd and the
+        # guest's loader find it
+        mkdir -p "$root/usr/lib/x86_64-linux-gnu"
+        cp -L "$XS_LIB" "$root/usr/lib/x86_64-linux-gnu/libxenstats.so.0"
+        LD_LIBRARY_PATH=$(dirname "$XS_LIB") initramfs_bin "$root" "$XS_BIN" /usr/bin/xenstats
+    else
+        initramfs_bin "$root" "$XS_BIN" /usr/bin/xenstats
+    fi
     initramfs_bin "$root" "$MB/tests/pvstats/pv_test_provider" /usr/bin/pv_test_provider
     initramfs_bin "$root" "$MB/tests/pvstats/pv_hostile" /usr/bin/pv_hostile
     initramfs_bin "$root" "$MB/xen_e2e" /usr/bin/xen_e2e
