@@ -123,6 +123,11 @@ struct xenstats_monitor {
     struct xenstats_pv_set **list; /* snapshot for xenstats_monitor_set() */
     size_t list_len, list_cap;
     bool list_dirty;
+    /* domains sorted by domid, for the collector's look-up of each of
+     * thousands of domains per round */
+    struct mon_domain **by_domid;
+    size_t by_domid_len, by_domid_cap;
+    bool by_domid_dirty;
     bool release_watched;
     int broken; /* -errno once xenstore or the event channel device is gone */
     size_t outstanding;  /* sets in the sampling state */
@@ -513,6 +518,13 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     if (r < 0)
         return r;
     s->nr_stats = (uint32_t)r;
+    /* room was made for full pages; a monitor of thousands of sets keeps only what was declared */
+    if (s->nr_stats) {
+        struct pv_stat_desc *fit = realloc(s->descs, s->nr_stats * sizeof(*s->descs));
+
+        if (fit)
+            s->descs = fit;
+    }
     s->values = calloc(s->nr_stats, sizeof(*s->values));
     s->valid = calloc(s->nr_stats, sizeof(*s->valid));
     if (!s->values || !s->valid) {
@@ -885,6 +897,7 @@ int xenstats_monitor_add_domain(struct xenstats_monitor *monitor, uint32_t domid
     }
     d->next = monitor->domains;
     monitor->domains = d;
+    monitor->by_domid_dirty = true;
     /* Attach what is already published now; the watch's first event
      * only causes a cheap rescan. */
     scan_domain(monitor, d, SIZE_MAX); /* as far as the burst goes */
@@ -903,6 +916,7 @@ static void domain_free(struct xenstats_monitor *m, struct mon_domain *d, const 
     }
     free(d);
     m->list_dirty = true;
+    m->by_domid_dirty = true;
 }
 
 int xenstats_monitor_remove_domain(struct xenstats_monitor *monitor, uint32_t domid)
@@ -1064,45 +1078,76 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     s->last_latency_ns = now - s->requested_at;
 }
 
+/* What one pending port means; false when it is to stay masked. */
+static bool handle_event(struct xenstats_monitor *m, int port, uint64_t now)
+{
+    struct xenstats_pv_set *s = port_lookup(m, port);
+
+    if (!s)
+        return true;
+    if (s->bind_event_due) {
+        s->bind_event_due = false; /* the bind's own event */
+    } else if (s->state == XENSTATS_PV_SET_SAMPLING) {
+        complete(m, s, now);
+    } else {
+        /* Unrequested: count it, and stop listening to a flood. */
+        s->errors++;
+        if (now - s->unsolicited_window_start > 1000 * MS) {
+            s->unsolicited_window_start = now;
+            s->unsolicited_in_window = 0;
+        }
+        if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
+            if (!s->masked)
+                dom_log(m, s->domain, XENSTATS_LOG_WARNING,
+                        "set %s floods its event channel; ignored until the next request", s->path);
+            s->masked = true;
+            return false;
+        }
+    }
+    return true;
+}
+
+#define EVENT_BATCH 64
+
 static void handle_events(struct xenstats_monitor *m)
 {
     const struct platform_evtchn_ops *ev = m->platform->backend->evtchn;
     uint64_t now = monotonic_ns();
-    int port, budget = 4096; /* the rest waits for the next round */
+    uint32_t ports[EVENT_BATCH], unmask[EVENT_BATCH];
+    int budget = 4096; /* the rest waits for the next round */
 
-    while (budget-- > 0 && (port = ev->pending(m->evtchn)) != -EAGAIN) {
-        if (port < 0) {
+    while (budget > 0) {
+        size_t nr_unmask = 0;
+        int n, i;
+
+        /* a batch of pending ports, each unmasked once handled: few system calls for thousands */
+        if (ev->pending_many) {
+            n = ev->pending_many(m->evtchn, ports, EVENT_BATCH);
+        } else {
+            n = ev->pending(m->evtchn);
+            if (n >= 0) {
+                ports[0] = (uint32_t)n;
+                n = 1;
+            }
+        }
+        if (n == -EAGAIN)
+            return;
+        if (n < 0) {
             /* the event channel device (the host) is gone */
-            log_error("event channels: %s", strerror(-port));
-            m->broken = port;
+            log_error("event channels: %s", strerror(-n));
+            m->broken = n;
             return;
         }
-        struct xenstats_pv_set *s = port_lookup(m, port);
-
-        if (!s) {
-            ev->unmask(m->evtchn, (uint32_t)port);
-            continue;
-        }
-        if (s->bind_event_due) {
-            s->bind_event_due = false; /* the bind's own event */
-        } else if (s->state == XENSTATS_PV_SET_SAMPLING) {
-            complete(m, s, now);
+        budget -= n;
+        for (i = 0; i < n; i++)
+            if (handle_event(m, (int)ports[i], now))
+                unmask[nr_unmask++] = ports[i];
+        if (ev->unmask_many && nr_unmask > 1) {
+            ev->unmask_many(m->evtchn, unmask, nr_unmask);
         } else {
-            /* Unrequested: count it, and stop listening to a flood. */
-            s->errors++;
-            if (now - s->unsolicited_window_start > 1000 * MS) {
-                s->unsolicited_window_start = now;
-                s->unsolicited_in_window = 0;
-            }
-            if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
-                if (!s->masked)
-                    dom_log(m, s->domain, XENSTATS_LOG_WARNING,
-                            "set %s floods its event channel; ignored until the next request", s->path);
-                s->masked = true;
-                continue; /* stays masked */
-            }
+            for (size_t k = 0; k < nr_unmask; k++)
+                ev->unmask(m->evtchn, unmask[k]);
         }
-        ev->unmask(m->evtchn, (uint32_t)port);
     }
 }
 
@@ -1413,6 +1458,7 @@ void xenstats_monitor_free(struct xenstats_monitor *monitor)
         close(monitor->tfd);
     free(monitor->by_port);
     free(monitor->list);
+    free(monitor->by_domid);
     free(monitor->scratch);
     free(monitor);
 }
@@ -1510,10 +1556,54 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
     return 0;
 }
 
+static int compare_domids(const void *x, const void *y)
+{
+    const struct mon_domain *a = *(struct mon_domain *const *)x, *b = *(struct mon_domain *const *)y;
+
+    return a->domid < b->domid ? -1 : a->domid > b->domid;
+}
+
+/* domain_find() in O(log n); falls back to the list when out of memory. */
+static struct mon_domain *domain_lookup(struct xenstats_monitor *m, uint32_t domid)
+{
+    size_t lo = 0, hi, n = 0;
+    struct mon_domain *d;
+
+    if (m->by_domid_dirty) {
+        for (d = m->domains; d; d = d->next)
+            n++;
+        if (n > m->by_domid_cap) {
+            struct mon_domain **grown = realloc(m->by_domid, n * sizeof(*grown));
+
+            if (!grown)
+                return domain_find(m, domid);
+            m->by_domid = grown;
+            m->by_domid_cap = n;
+        }
+        m->by_domid_len = 0;
+        for (d = m->domains; d; d = d->next)
+            m->by_domid[m->by_domid_len++] = d;
+        qsort(m->by_domid, m->by_domid_len, sizeof(*m->by_domid), compare_domids);
+        m->by_domid_dirty = false;
+    }
+    hi = m->by_domid_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (m->by_domid[mid]->domid == domid)
+            return m->by_domid[mid];
+        if (m->by_domid[mid]->domid < domid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 int xenstats_monitor_domain_info(const struct xenstats_monitor *monitor, uint32_t domid,
                                  struct xenstats_pv_domain_info *ret_info)
 {
-    const struct mon_domain *d = domain_find((struct xenstats_monitor *)monitor, domid);
+    const struct mon_domain *d = domain_lookup((struct xenstats_monitor *)monitor, domid);
 
     if (!d)
         return set_errno(-ENOENT);
