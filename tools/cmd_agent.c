@@ -45,6 +45,7 @@ struct agent {
     int epfd, tfd, sfd;
     bool collecting; /* a round is in progress */
     uint64_t scrapes; /* atomic: HTTP threads */
+    uint64_t last_request_ns[3]; /* atomic: HTTP threads; by enum render_format */
 
     pthread_mutex_t lock; /* current */
     struct snapshot *current;
@@ -71,6 +72,28 @@ static void usage(FILE *f)
 
 /* ---- the round ---------------------------------------------------------------- */
 
+/*
+ * Render now, in the sampler's thread, the formats a client asked for in
+ * the last two intervals: the next scrape of them is then only a transfer
+ * (the text of /metrics of a thousand domains takes tens of ms to make).
+ * A format nobody asks for costs nothing; a scrape that comes during the
+ * render waits for it (snapshot_render) rather than rendering again.  The
+ * old snapshot is released first, so its text and this one's are not
+ * both held.
+ */
+static void prerender(struct agent *a, struct snapshot *s)
+{
+    uint64_t now = monotonic_ns();
+    size_t len;
+
+    for (int f = 0; f < 3; f++) {
+        uint64_t last = __atomic_load_n(&a->last_request_ns[f], __ATOMIC_RELAXED);
+
+        if (last && now - last <= 2 * a->interval_ns && !snapshot_render(s, (enum render_format)f, &len))
+            log_debug("cannot render a snapshot ahead: %s", strerror(errno));
+    }
+}
+
 static void publish_snapshot(struct agent *a)
 {
     struct snap_agent counts = {0};
@@ -86,10 +109,12 @@ static void publish_snapshot(struct agent *a)
     }
     pthread_mutex_lock(&a->lock);
     old = a->current;
-    a->current = s;
+    a->current = snapshot_ref(s);
     a->last_complete_ns = s->monotonic_ns;
     pthread_mutex_unlock(&a->lock);
     snapshot_unref(old);
+    prerender(a, s);
+    snapshot_unref(s);
 }
 
 static void maybe_finish_round(struct agent *a)
@@ -184,6 +209,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         return respond_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /api/v1/snapshot, /healthz\n");
     }
 
+    __atomic_store_n(&a->last_request_ns[format], monotonic_ns(), __ATOMIC_RELAXED);
     pthread_mutex_lock(&a->lock);
     s = a->current ? snapshot_ref(a->current) : NULL;
     pthread_mutex_unlock(&a->lock);
