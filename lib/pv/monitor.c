@@ -45,6 +45,12 @@ struct bucket {
     uint64_t at;
 };
 
+union pv_number {
+    int64_t s64;
+    uint64_t u64;
+    double dbl;
+};
+
 struct xenstats_pv_set {
     struct xenstats_pv_set *next; /* in its domain */
     struct mon_domain *domain;
@@ -67,7 +73,9 @@ struct xenstats_pv_set {
     const uint8_t *name_map, *value_map; /* read-only grant mappings */
     uint64_t names_hash;                 /* of the name pages as validated */
     struct pv_stat_desc *descs;
-    struct pv_value *values;
+    /* the last sample: numbers by index; texts (ascii statistics) only when the set has any */
+    union pv_number *numbers;
+    char (*texts)[XEN_PV_STATS_ENTRY_SIZE];
     bool *valid;
     uint32_t nr_stats;
     int port; /* local, -1 when not bound */
@@ -389,10 +397,12 @@ static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
     s->name_map = s->value_map = NULL;
 
     free(s->descs);
-    free(s->values);
+    free(s->numbers);
+    free(s->texts);
     free(s->valid);
     s->descs = NULL;
-    s->values = NULL;
+    s->numbers = NULL;
+    s->texts = NULL;
     s->valid = NULL;
     s->nr_stats = 0;
 }
@@ -487,6 +497,14 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
     return 0;
 }
 
+static bool has_texts(const struct xenstats_pv_set *s)
+{
+    for (uint32_t i = 0; i < s->nr_stats; i++)
+        if (s->descs[i].type == XEN_PV_STATS_TYPE_ASCII)
+            return true;
+    return false;
+}
+
 static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
 {
     struct platform *pl = m->platform;
@@ -525,9 +543,11 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
         if (fit)
             s->descs = fit;
     }
-    s->values = calloc(s->nr_stats, sizeof(*s->values));
+    s->numbers = calloc(s->nr_stats, sizeof(*s->numbers));
     s->valid = calloc(s->nr_stats, sizeof(*s->valid));
-    if (!s->values || !s->valid) {
+    if (has_texts(s))
+        s->texts = calloc(s->nr_stats, sizeof(*s->texts));
+    if (!s->numbers || !s->valid || (has_texts(s) && !s->texts)) {
         set_reason(s, "out of memory");
         return -ENOMEM;
     }
@@ -1051,11 +1071,17 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
         return;
     }
     value_copy = m->scratch;
-    memcpy(value_copy, s->value_map, bytes);
+    /* only the entries declared: the rest of the pages is never looked at */
+    memcpy(value_copy, s->value_map, (size_t)s->nr_stats * XEN_PV_STATS_ENTRY_SIZE);
     for (i = 0; i < s->nr_stats; i++) {
         const uint8_t *e = value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
+        struct pv_value v;
 
-        s->valid[i] = pv_decode_value(s->descs[i].type, e, &s->values[i], reason) == 0;
+        s->valid[i] = pv_decode_value(s->descs[i].type, e, &v, reason) == 0;
+        if (s->valid[i] && v.type == XEN_PV_STATS_TYPE_ASCII)
+            memcpy(s->texts[i], v.u.ascii, sizeof(s->texts[i]));
+        else if (s->valid[i])
+            memcpy(&s->numbers[i], &v.u, sizeof(s->numbers[i]));
         if (!s->valid[i] && !bad++)
             dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->descs[i].name,
                     reason);
@@ -1541,16 +1567,16 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
     }
     switch (s->descs[i].type) {
     case XEN_PV_STATS_TYPE_S64:
-        ret_stat->value.s64 = s->values[i].u.s64;
+        ret_stat->value.s64 = s->numbers[i].s64;
         break;
     case XEN_PV_STATS_TYPE_U64:
-        ret_stat->value.u64 = s->values[i].u.u64;
+        ret_stat->value.u64 = s->numbers[i].u64;
         break;
     case XEN_PV_STATS_TYPE_DOUBLE:
-        ret_stat->value.dbl = s->values[i].u.dbl;
+        ret_stat->value.dbl = s->numbers[i].dbl;
         break;
     default:
-        ret_stat->value.ascii = s->values[i].u.ascii;
+        ret_stat->value.ascii = s->texts[i];
         break;
     }
     return 0;
