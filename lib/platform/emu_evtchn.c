@@ -148,8 +148,8 @@ static int emu_pending(struct platform_evtchn *h)
 
 /*
  * A round's worth of messages in few system calls: sendmmsg() of the
- * requests, recvmmsg() of the event socket.  Every message is still its
- * own datagram, as the emulator expects.
+ * requests (EMU_HC_BATCH ports each), recvmmsg() of the replies and of
+ * the event socket.
  */
 #define MANY_CHUNK 64
 
@@ -175,36 +175,41 @@ static int send_all(int fd, struct mmsghdr *msgs, unsigned int count, unsigned i
 }
 
 /*
- * Pipelined: a chunk of requests, then their replies, in order.  Chunks
- * stay small so the replies fit the socket buffer: the emulator drops a
- * client that does not take its replies.
+ * Pipelined: up to NOTIFY_WINDOW requests of EMU_HC_BATCH ports each, then
+ * their replies, in order.  The window stays small so the replies (520
+ * bytes each) fit the socket buffer: the emulator drops a client that
+ * does not take its replies.
  */
-#define NOTIFY_CHUNK 32
+#define NOTIFY_WINDOW 16
 
 static int emu_notify_many(struct platform_evtchn *h, const uint32_t *ports, size_t count, int *ret_results)
 {
-    struct emu_hc_request reqs[NOTIFY_CHUNK];
-    struct emu_hc_reply replies[NOTIFY_CHUNK];
-    struct iovec iov[NOTIFY_CHUNK], riov[NOTIFY_CHUNK];
-    struct mmsghdr msgs[NOTIFY_CHUNK], rmsgs[NOTIFY_CHUNK];
+    struct emu_hc_request reqs[NOTIFY_WINDOW];
+    struct emu_hc_reply replies[NOTIFY_WINDOW];
+    struct iovec iov[NOTIFY_WINDOW], riov[NOTIFY_WINDOW];
+    struct mmsghdr msgs[NOTIFY_WINDOW], rmsgs[NOTIFY_WINDOW];
     size_t done = 0;
     int r = 0;
 
     pthread_mutex_lock(&h->lock);
     while (done < count && r == 0) {
-        unsigned int chunk = count - done < NOTIFY_CHUNK ? (unsigned int)(count - done) : NOTIFY_CHUNK, got = 0, i;
-        unsigned int sent;
+        unsigned int nmsg = 0, sent = 0, got = 0, i;
+        size_t at = done;
 
-        for (i = 0; i < chunk; i++) {
-            memset(&reqs[i], 0, EMU_HC_REQUEST_HEADER);
-            reqs[i].op = EMU_HC_EVT_NOTIFY;
-            reqs[i].port = ports[done + i];
-            iov[i] = (struct iovec){.iov_base = &reqs[i], .iov_len = EMU_HC_REQUEST_HEADER};
-            msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
-            riov[i] = (struct iovec){.iov_base = &replies[i], .iov_len = sizeof(replies[i])};
-            rmsgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &riov[i], .msg_iovlen = 1}};
+        for (; nmsg < NOTIFY_WINDOW && at < count; nmsg++) {
+            uint32_t n = count - at < EMU_HC_BATCH ? (uint32_t)(count - at) : EMU_HC_BATCH;
+
+            memset(&reqs[nmsg], 0, EMU_HC_REQUEST_HEADER);
+            reqs[nmsg].op = EMU_HC_EVT_NOTIFY_MANY;
+            reqs[nmsg].count = n;
+            memcpy(reqs[nmsg].refs, ports + at, n * sizeof(uint32_t));
+            iov[nmsg] = (struct iovec){.iov_base = &reqs[nmsg], .iov_len = EMU_HC_REQUEST_SIZE(n)};
+            msgs[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[nmsg], .msg_iovlen = 1}};
+            riov[nmsg] = (struct iovec){.iov_base = &replies[nmsg], .iov_len = sizeof(replies[nmsg])};
+            rmsgs[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &riov[nmsg], .msg_iovlen = 1}};
+            at += n;
         }
-        int sent_r = send_all(h->fd, msgs, chunk, &sent);
+        int sent_r = send_all(h->fd, msgs, nmsg, &sent);
 
         while (got < sent && r == 0) {
             /* the first reply blocks; whatever else has arrived comes with it */
@@ -219,12 +224,16 @@ static int emu_notify_many(struct platform_evtchn *h, const uint32_t *ports, siz
             for (i = got; i < got + (unsigned int)n && r == 0; i++) {
                 if (rmsgs[i].msg_len != sizeof(replies[i]))
                     r = rmsgs[i].msg_len == 0 ? -ESRCH : -EPROTO;
+                else if (replies[i].result < 0 || replies[i].count != reqs[i].count)
+                    r = replies[i].result < 0 ? replies[i].result : -EPROTO;
                 else
-                    ret_results[done + i] = replies[i].result;
+                    for (uint32_t k = 0; k < reqs[i].count; k++)
+                        ret_results[done + k] = (int32_t)replies[i].a[k];
+                if (r == 0)
+                    done += reqs[i].count;
             }
             got += (unsigned int)n;
         }
-        done += got;
         if (!r)
             r = sent_r;
     }
@@ -264,28 +273,29 @@ static int emu_pending_many(struct platform_evtchn *h, uint32_t *ret_ports, size
 
 static int emu_unmask_many(struct platform_evtchn *h, const uint32_t *ports, size_t count)
 {
-    struct emu_hc_request reqs[MANY_CHUNK];
-    struct mmsghdr msgs[MANY_CHUNK];
-    struct iovec iov[MANY_CHUNK];
+    struct emu_hc_request reqs[NOTIFY_WINDOW];
+    struct mmsghdr msgs[NOTIFY_WINDOW];
+    struct iovec iov[NOTIFY_WINDOW];
     size_t done = 0;
     int r = 0;
 
     pthread_mutex_lock(&h->lock);
     while (done < count && r == 0) {
-        unsigned int chunk = count - done < MANY_CHUNK ? (unsigned int)(count - done) : MANY_CHUNK, i;
+        unsigned int nmsg = 0, sent;
 
-        for (i = 0; i < chunk; i++) {
-            memset(&reqs[i], 0, EMU_HC_REQUEST_HEADER);
-            reqs[i].op = EMU_HC_EVT_UNMASK;
-            reqs[i].port = ports[done + i];
-            reqs[i].flags = EMU_HC_NO_REPLY;
-            iov[i] = (struct iovec){.iov_base = &reqs[i], .iov_len = EMU_HC_REQUEST_HEADER};
-            msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+        for (; nmsg < NOTIFY_WINDOW && done < count; nmsg++) {
+            uint32_t n = count - done < EMU_HC_BATCH ? (uint32_t)(count - done) : EMU_HC_BATCH;
+
+            memset(&reqs[nmsg], 0, EMU_HC_REQUEST_HEADER);
+            reqs[nmsg].op = EMU_HC_EVT_UNMASK_MANY;
+            reqs[nmsg].flags = EMU_HC_NO_REPLY;
+            reqs[nmsg].count = n;
+            memcpy(reqs[nmsg].refs, ports + done, n * sizeof(uint32_t));
+            iov[nmsg] = (struct iovec){.iov_base = &reqs[nmsg], .iov_len = EMU_HC_REQUEST_SIZE(n)};
+            msgs[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[nmsg], .msg_iovlen = 1}};
+            done += n;
         }
-        unsigned int sent;
-
-        r = send_all(h->fd, msgs, chunk, &sent);
-        done += chunk;
+        r = send_all(h->fd, msgs, nmsg, &sent);
     }
     pthread_mutex_unlock(&h->lock);
     return set_errno(r);
