@@ -158,9 +158,11 @@ static double cpu_seconds(pid_t pid)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static long rss_kb(pid_t pid)
+/* A "Vm...:" figure of /proc/PID/status in KiB: VmRSS now, VmHWM the most since exec. */
+static long status_kb(pid_t pid, const char *field)
 {
     char path[64], line[256];
+    size_t n = strlen(field);
     long kb = 0;
     FILE *f;
 
@@ -169,10 +171,15 @@ static long rss_kb(pid_t pid)
     if (!f)
         return 0;
     while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+        if (!strncmp(line, field, n) && line[n] == ':' && sscanf(line + n + 1, " %ld kB", &kb) == 1)
             break;
     fclose(f);
     return kb;
+}
+
+static long rss_kb(pid_t pid)
+{
+    return status_kb(pid, "VmRSS");
 }
 
 /* GET path; returns bytes received (headers included) and the time taken. */
@@ -283,7 +290,7 @@ static void bench_render(int domains)
 }
 
 struct result {
-    double cpu_idle, cpu_scraped, rss_mib, mean_ms, worst_ms, mb;
+    double cpu_idle, cpu_scraped, rss_mib, hwm_mib, mean_ms, worst_ms, mb;
 };
 
 static const char *cpu_model(void)
@@ -391,8 +398,11 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
     r->rss_mib = (double)peak / 1024.0;
     r->mean_ms = scrapes ? sum / scrapes : 0;
     r->mb = (double)bytes / 1e6;
-    printf("agent    with a scrape every second: CPU %.1f%% of one core; RSS peak %.1f MiB (goal <= 64 MiB)\n",
-           r->cpu_scraped, r->rss_mib);
+    /* the kernel's own peak, between our samples of VmRSS and since start-up too */
+    r->hwm_mib = (double)status_kb(agent, "VmHWM") / 1024.0;
+    printf("agent    with a scrape every second: CPU %.1f%% of one core; RSS peak %.1f MiB (goal <= 64 MiB), "
+           "high-water mark %.1f MiB\n",
+           r->cpu_scraped, r->rss_mib, r->hwm_mib);
     printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal <= 50 ms mean)\n",
            r->mb, r->mean_ms, r->worst_ms, scrapes);
     fflush(stdout);
@@ -431,6 +441,8 @@ int main(int argc, char **argv)
     raise_fd_limit();
     printf("# bench_agent: %d domains x 4 vCPUs x %d sets of %d statistics, sampled every 1 s\n", domains, SETS,
            STATS);
+    /* issue 12 asks for a vif and a vbd each too: the emulator has none to give yet */
+    printf("# devices: none (the emulated host has no vifs or vbds yet)\n");
     bench_render(domains);
     fflush(stdout);
 
@@ -479,6 +491,7 @@ int main(int argc, char **argv)
         ratio_line("CPU, sampling only (% of a core)", now.cpu_idle, base.cpu_idle);
         ratio_line("CPU, a scrape a second (%)", now.cpu_scraped, base.cpu_scraped);
         ratio_line("RSS peak (MiB)", now.rss_mib, base.rss_mib);
+        ratio_line("RSS high-water, VmHWM (MiB)", now.hwm_mib, base.hwm_mib);
         ratio_line("GET /metrics mean (ms)", now.mean_ms, base.mean_ms);
         ratio_line("GET /metrics worst (ms)", now.worst_ms, base.worst_ms);
         ratio_line("/metrics size (MB)", now.mb, base.mb);
