@@ -72,10 +72,14 @@ struct xenstats_pv_set {
     struct pv_set_keys keys;
     const uint8_t *name_map, *value_map; /* read-only grant mappings */
     uint64_t names_hash;                 /* of the name pages as validated */
-    struct pv_stat_desc *descs;
-    /* the last sample: numbers by index; texts (ascii statistics) only when the set has any */
+    /* what the set declared, in one block (stat_block): names, types, the
+     * last sample's numbers and validity; a set of 32 takes 1 KiB, not the
+     * 4 KiB of the parser's page-sized descriptors */
+    void *stat_block;
+    const char **names;
+    uint8_t *types;
     union pv_number *numbers;
-    char (*texts)[XEN_PV_STATS_ENTRY_SIZE];
+    char (*texts)[XEN_PV_STATS_ENTRY_SIZE]; /* only when the set has ascii statistics */
     bool *valid;
     uint32_t nr_stats;
     int port; /* local, -1 when not bound */
@@ -396,14 +400,14 @@ static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
         g->unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
     s->name_map = s->value_map = NULL;
 
-    free(s->descs);
-    free(s->numbers);
+    free(s->stat_block);
     free(s->texts);
-    free(s->valid);
-    s->descs = NULL;
+    s->stat_block = NULL;
+    s->names = NULL;
+    s->types = NULL;
     s->numbers = NULL;
-    s->texts = NULL;
     s->valid = NULL;
+    s->texts = NULL;
     s->nr_stats = 0;
 }
 
@@ -497,17 +501,47 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
     return 0;
 }
 
-static bool has_texts(const struct xenstats_pv_set *s)
+/* The parser's descriptors of s (nr_stats of them) into s's own block. */
+static int keep_declarations(struct xenstats_pv_set *s, const struct pv_stat_desc *descs)
 {
-    for (uint32_t i = 0; i < s->nr_stats; i++)
-        if (s->descs[i].type == XEN_PV_STATS_TYPE_ASCII)
-            return true;
-    return false;
+    size_t n = s->nr_stats, text = 0, head = n * (sizeof(*s->names) + sizeof(*s->numbers) + 2);
+    bool any_ascii = false;
+    char *at;
+
+    for (size_t i = 0; i < n; i++) {
+        text += strlen(descs[i].name) + 1;
+        any_ascii |= descs[i].type == XEN_PV_STATS_TYPE_ASCII;
+    }
+    s->stat_block = calloc(1, head + text + 1);
+    if (any_ascii)
+        s->texts = calloc(n, sizeof(*s->texts));
+    if (!s->stat_block || (any_ascii && !s->texts)) {
+        free(s->stat_block);
+        free(s->texts);
+        s->stat_block = NULL;
+        s->texts = NULL;
+        s->nr_stats = 0;
+        return -ENOMEM;
+    }
+    s->names = s->stat_block;
+    s->numbers = (union pv_number *)(s->names + n);
+    s->types = (uint8_t *)(s->numbers + n);
+    s->valid = (bool *)(s->types + n);
+    at = (char *)(s->valid + n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(descs[i].name) + 1;
+
+        s->types[i] = descs[i].type;
+        s->names[i] = memcpy(at, descs[i].name, len);
+        at += len;
+    }
+    return 0;
 }
 
 static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
 {
     struct platform *pl = m->platform;
+    struct pv_stat_desc *descs;
     uint8_t *name_copy;
     size_t bytes;
     int r;
@@ -522,34 +556,28 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     name_copy = bytes <= m->scratch_len ? m->scratch : NULL;
     if (!name_copy && grow_scratch(m, bytes) == 0)
         name_copy = m->scratch;
-    s->descs = calloc(PV_MAX_STATS < keys->nr_pages * XEN_PV_STATS_PER_PAGE ? PV_MAX_STATS
-                                                                             : keys->nr_pages * XEN_PV_STATS_PER_PAGE,
-                      sizeof(*s->descs));
-    if (!name_copy || !s->descs) {
+    descs = calloc(PV_MAX_STATS < keys->nr_pages * XEN_PV_STATS_PER_PAGE ? PV_MAX_STATS
+                                                                          : keys->nr_pages * XEN_PV_STATS_PER_PAGE,
+                   sizeof(*descs));
+    if (!name_copy || !descs) {
+        free(descs);
         set_reason(s, "out of memory");
         return -ENOMEM;
     }
     /* Copy once, then validate the copy: the guest may change the pages. */
     memcpy(name_copy, s->name_map, bytes);
     s->names_hash = page_hash(name_copy, bytes);
-    r = pv_parse_name_pages(name_copy, keys->nr_pages, s->descs, s->reason);
-    if (r < 0)
+    r = pv_parse_name_pages(name_copy, keys->nr_pages, descs, s->reason);
+    if (r < 0) {
+        free(descs);
         return r;
-    s->nr_stats = (uint32_t)r;
-    /* room was made for full pages; a monitor of thousands of sets keeps only what was declared */
-    if (s->nr_stats) {
-        struct pv_stat_desc *fit = realloc(s->descs, s->nr_stats * sizeof(*s->descs));
-
-        if (fit)
-            s->descs = fit;
     }
-    s->numbers = calloc(s->nr_stats, sizeof(*s->numbers));
-    s->valid = calloc(s->nr_stats, sizeof(*s->valid));
-    if (has_texts(s))
-        s->texts = calloc(s->nr_stats, sizeof(*s->texts));
-    if (!s->numbers || !s->valid || (has_texts(s) && !s->texts)) {
+    s->nr_stats = (uint32_t)r;
+    r = keep_declarations(s, descs);
+    free(descs);
+    if (r < 0) {
         set_reason(s, "out of memory");
-        return -ENOMEM;
+        return r;
     }
     s->value_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
     if (!s->value_map) {
@@ -1077,13 +1105,13 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
         const uint8_t *e = value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
         struct pv_value v;
 
-        s->valid[i] = pv_decode_value(s->descs[i].type, e, &v, reason) == 0;
+        s->valid[i] = pv_decode_value(s->types[i], e, &v, reason) == 0;
         if (s->valid[i] && v.type == XEN_PV_STATS_TYPE_ASCII)
             memcpy(s->texts[i], v.u.ascii, sizeof(s->texts[i]));
         else if (s->valid[i])
             memcpy(&s->numbers[i], &v.u, sizeof(s->numbers[i]));
         if (!s->valid[i] && !bad++)
-            dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->descs[i].name,
+            dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->names[i],
                     reason);
     }
     if (bad)
@@ -1556,8 +1584,8 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
 {
     if (i >= s->nr_stats)
         return set_errno(-ENOENT);
-    ret_stat->name = s->descs[i].name;
-    ret_stat->type = (enum xenstats_pv_type)s->descs[i].type;
+    ret_stat->name = s->names[i];
+    ret_stat->type = (enum xenstats_pv_type)s->types[i];
     ret_stat->valid = s->samples > 0 && s->valid[i];
     memset(&ret_stat->value, 0, sizeof(ret_stat->value));
     if (!ret_stat->valid) {
@@ -1565,7 +1593,7 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
             ret_stat->value.ascii = ""; /* never NULL: see pv.h */
         return 0;
     }
-    switch (s->descs[i].type) {
+    switch (s->types[i]) {
     case XEN_PV_STATS_TYPE_S64:
         ret_stat->value.s64 = s->numbers[i].s64;
         break;
