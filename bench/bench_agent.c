@@ -2,9 +2,11 @@
 /*
  * The agent at scale: an emulated host with N domains (default 1000), each
  * with 4 vCPUs and 3 PV stats sets of 32 statistics, sampled every second.
- * Reports the agent's CPU share of one core, its resident memory, and the
- * time /metrics takes (render of a fresh sample + transfer over loopback);
- * plus the render time alone of a synthetic snapshot of the same size.
+ * Reports the agent's CPU share of one core, its resident memory (sampled
+ * VmRSS and the kernel's VmHWM), and the time /metrics takes (the render,
+ * unless the agent rendered the sample ahead, and the transfer over
+ * loopback); plus the render time alone of a synthetic snapshot of the
+ * same size.  docs: bench/README.md.
  *
  * With --baseline, the agent of another build (an earlier commit, say)
  * is measured next on the same host in the same run, and the ratios are
