@@ -12,7 +12,12 @@
  * is measured next on the same host in the same run, and the ratios are
  * printed: these machines are too noisy for absolute figures alone.
  *
- *   bench_agent [--xenstats PATH] [--baseline PATH] [--domains N] [--seconds S]
+ * With --gzip, the scrapes alternate between plain and gzip (each the
+ * first of its snapshot, so each pays its rendering and compression), and
+ * the two are printed side by side with their ratios; the synthetic
+ * snapshot's compression is timed in-process too.
+ *
+ *   bench_agent [--xenstats PATH] [--baseline PATH] [--domains N] [--seconds S] [--gzip]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +38,7 @@
 #include <xenstats/pv.h>
 
 #include "export/export.h"
+#include "http_encoding.h"
 #include "util/util.h"
 
 #define SETS 3
@@ -40,6 +46,7 @@
 #define PER_CHILD 100
 
 static const char *xenstats = "./xenstats";
+static bool gzip_mode;
 static volatile sig_atomic_t stop;
 
 static void die(const char *what)
@@ -184,8 +191,11 @@ static long rss_kb(pid_t pid)
     return status_kb(pid, "VmRSS");
 }
 
-/* GET path; returns bytes received (headers included) and the time taken. */
-static long http_get(int port, const char *path, double *ret_ms, char **ret_body)
+/*
+ * GET path, asking for gzip when `gzip`; returns bytes received (headers
+ * included), the time taken and the body's size.
+ */
+static long http_get_as(int port, const char *path, bool gzip, double *ret_ms, char **ret_body, long *ret_body_len)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     char req[256];
@@ -202,7 +212,8 @@ static long http_get(int port, const char *path, double *ret_ms, char **ret_body
             close(fd);
         return -1;
     }
-    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s\r\n", path,
+                 gzip ? "Accept-Encoding: gzip\r\n" : "");
     if (write(fd, req, (size_t)n) != n)
         die("write");
     while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
@@ -213,6 +224,13 @@ static long http_get(int port, const char *path, double *ret_ms, char **ret_body
     close(fd);
     buf[len] = '\0';
     *ret_ms = (double)(monotonic_ns() - t0) / 1e6;
+    if (ret_body_len) {
+        const char *end = memmem(buf, len, "\r\n\r\n", 4);
+
+        *ret_body_len = end ? (long)(len - (size_t)(end + 4 - buf)) : 0;
+        if (gzip && !memmem(buf, end ? (size_t)(end - buf) : len, "Content-Encoding: gzip", 22))
+            *ret_body_len = -1; /* not compressed: say so rather than measure it */
+    }
     if (ret_body)
         *ret_body = buf;
     else
@@ -220,13 +238,18 @@ static long http_get(int port, const char *path, double *ret_ms, char **ret_body
     return (long)len;
 }
 
+static long http_get(int port, const char *path, double *ret_ms, char **ret_body)
+{
+    return http_get_as(port, path, false, ret_ms, ret_body, NULL);
+}
+
 /* A synthetic snapshot of the same size, rendered in-process. */
 static void bench_render(int domains)
 {
     struct snapshot *s = snapshot_new();
     char name[64];
-    double best_prom = 1e9, best_json = 1e9;
-    size_t prom_len = 0;
+    double best_prom = 1e9, best_json = 1e9, best_gzip = 1e9;
+    size_t prom_len = 0, gzip_len = 0;
 
     s->backend = "emu";
     s->nr_domains = (uint32_t)domains;
@@ -278,6 +301,17 @@ static void bench_render(int domains)
         if (ms < best_prom)
             best_prom = ms;
         prom_len = b.len;
+        if (gzip_mode) {
+            char *gz = NULL;
+
+            t = monotonic_ns();
+            if (http_gzip_encode(b.data, b.len, &gz, &gzip_len) < 0)
+                die("gzip");
+            ms = (double)(monotonic_ns() - t) / 1e6;
+            if (ms < best_gzip)
+                best_gzip = ms;
+            free(gz);
+        }
         strbuf_free(&b);
         t = monotonic_ns();
         render_json(s, &b);
@@ -288,11 +322,18 @@ static void bench_render(int domains)
     }
     printf("render   synthetic %d domains: /metrics %.1f ms (%.1f MB), JSON %.1f ms (best of 5)\n", domains,
            best_prom, (double)prom_len / 1e6, best_json);
+    if (gzip_mode)
+        printf("gzip     synthetic %d domains: /metrics compressed in %.1f ms to %.3f MB (%.1fx smaller; best of 5)\n",
+               domains, best_gzip, (double)gzip_len / 1e6, gzip_len ? (double)prom_len / (double)gzip_len : 0);
     snapshot_unref(s);
 }
 
 struct result {
     double cpu_idle, cpu_scraped, rss_mib, hwm_mib, mean_ms, worst_ms, mb;
+    /* --gzip: the plain and gzip scrapes apart */
+    double kind_mean_ms[2], kind_worst_ms[2];
+    long kind_body[2];
+    int kind_scrapes[2];
 };
 
 static const char *cpu_model(void)
@@ -382,14 +423,19 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
     t0 = monotonic_ns();
     while (monotonic_ns() - t0 < (uint64_t)seconds * 1000000000ULL) {
         double ms;
-        long kb = rss_kb(agent);
+        long kb = rss_kb(agent), body = 0;
+        int kind = gzip_mode ? scrapes % 2 : 0;
 
         sleep_ms(1000);
-        bytes = http_get(port, "/metrics", &ms, NULL);
+        bytes = http_get_as(port, "/metrics", kind == 1, &ms, NULL, &body);
         if (bytes > 0) {
             sum += ms;
             r->worst_ms = ms > r->worst_ms ? ms : r->worst_ms;
             scrapes++;
+            r->kind_mean_ms[kind] += ms;
+            r->kind_worst_ms[kind] = ms > r->kind_worst_ms[kind] ? ms : r->kind_worst_ms[kind];
+            r->kind_body[kind] = body;
+            r->kind_scrapes[kind]++;
         }
         if (kb > peak)
             peak = kb;
@@ -399,7 +445,7 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
     r->cpu_scraped = 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9);
     r->rss_mib = (double)peak / 1024.0;
     r->mean_ms = scrapes ? sum / scrapes : 0;
-    r->mb = (double)bytes / 1e6;
+    r->mb = (double)(gzip_mode && r->kind_scrapes[0] ? r->kind_body[0] : bytes) / 1e6; /* plain */
     /* the kernel's own peak, between our samples of VmRSS and since start-up too */
     r->hwm_mib = (double)status_kb(agent, "VmHWM") / 1024.0;
     printf("agent    with a scrape every second: CPU %.1f%% of one core; RSS peak %.1f MiB (goal <= 64 MiB), "
@@ -407,6 +453,23 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
            r->cpu_scraped, r->rss_mib, r->hwm_mib);
     printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal <= 50 ms mean)\n",
            r->mb, r->mean_ms, r->worst_ms, scrapes);
+    for (int k = 0; k < 2; k++)
+        if (r->kind_scrapes[k])
+            r->kind_mean_ms[k] /= r->kind_scrapes[k];
+    if (gzip_mode) {
+        const long *b = r->kind_body;
+
+        printf("\n%-34s %12s %12s %8s\n", "/metrics, same agent, same run", "plain", "gzip", "ratio");
+        printf("%-34s %12ld %12ld %7.1fx\n", "body size (bytes)", b[0], b[1],
+               b[1] > 0 ? (double)b[0] / (double)b[1] : 0);
+        printf("%-34s %12.1f %12.1f %7.2fx\n", "GET /metrics mean (ms)", r->kind_mean_ms[0], r->kind_mean_ms[1],
+               r->kind_mean_ms[0] > 0 ? r->kind_mean_ms[1] / r->kind_mean_ms[0] : 0);
+        printf("%-34s %12.1f %12.1f %7.2fx\n", "GET /metrics worst (ms)", r->kind_worst_ms[0], r->kind_worst_ms[1],
+               r->kind_worst_ms[0] > 0 ? r->kind_worst_ms[1] / r->kind_worst_ms[0] : 0);
+        printf("%-34s %12d %12d\n", "scrapes", r->kind_scrapes[0], r->kind_scrapes[1]);
+        if (b[1] < 0)
+            printf("(the agent did not compress: an agent without gzip?)\n");
+    }
     fflush(stdout);
     kill(agent, SIGTERM);
     waitpid(agent, NULL, 0);
@@ -433,8 +496,11 @@ int main(int argc, char **argv)
             seconds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
             baseline = argv[++i];
+        else if (!strcmp(argv[i], "--gzip"))
+            gzip_mode = true;
         else {
-            fprintf(stderr, "usage: bench_agent [--xenstats PATH] [--baseline PATH] [--domains N] [--seconds S]\n");
+            fprintf(stderr, "usage: bench_agent [--xenstats PATH] [--baseline PATH] [--domains N] [--seconds S] "
+                            "[--gzip]\n");
             return 2;
         }
     }
@@ -443,6 +509,7 @@ int main(int argc, char **argv)
     raise_fd_limit();
     printf("# bench_agent: %d domains x 4 vCPUs x %d sets of %d statistics, sampled every 1 s\n", domains, SETS,
            STATS);
+    printf("# CPU: %s (%ld online)\n", cpu_model(), sysconf(_SC_NPROCESSORS_ONLN));
     /* issue 12 asks for a vif and a vbd each too: the emulator has none to give yet */
     printf("# devices: none (the emulated host has no vifs or vbds yet)\n");
     bench_render(domains);
@@ -486,7 +553,6 @@ int main(int argc, char **argv)
         children[nr_children++] = pid;
     }
     port = 20000 + (int)(getpid() % 20000);
-    printf("# CPU: %s\n", cpu_model());
     if (measure(xenstats, port, domains, seconds, &now) == 0 && baseline &&
         measure(baseline, port + 1, domains, seconds, &base) == 0) {
         printf("\n%-34s %12s %12s %8s\n", "same host, same run", "this", "baseline", "ratio");

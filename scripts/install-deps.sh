@@ -8,8 +8,10 @@ PACKAGES="
 build-essential clang meson ninja-build pkg-config
 libxen-dev xenstore-utils
 libjson-c-dev libcmocka-dev libmicrohttpd-dev libncurses-dev
+zlib1g-dev libyaml-dev libcrypt-dev libgnutls28-dev
 libclang-rt-14-dev
-curl procps tmux python3 prometheus
+curl procps tmux python3 prometheus openssl apache2-utils
+debhelper lintian bash-completion systemd
 "
 
 missing=

@@ -8,6 +8,9 @@
 #   scripts/trixie.sh build        chroot + build (-Dtests=false), for the
 #                                  Xen 4.20 end-to-end tests; prints the
 #                                  build directory (inside the chroot)
+#   scripts/trixie.sh deb          chroot + the Debian packages built
+#                                  there (scripts/deb.sh) and lintian;
+#                                  the .debs are kept in $TRIXIE_DIR/deb
 # The chroot is made once with `debootstrap --variant=minbase trixie` from
 # the mirror the machine already uses, and kept in $TRIXIE_DIR (default
 # build-trixie/, git-ignored); a fresh machine spends about 1 minute on it.
@@ -19,7 +22,8 @@ TRIXIE_DIR=${TRIXIE_DIR:-$ROOT/build-trixie}
 CH=$TRIXIE_DIR/chroot
 SUITE=trixie
 PACKAGES="build-essential meson ninja-build pkg-config libxen-dev libjson-c-dev libcmocka-dev
-libmicrohttpd-dev libncurses-dev xenstore-utils curl procps tmux python3 prometheus ca-certificates"
+libmicrohttpd-dev libncurses-dev zlib1g-dev libyaml-dev libcrypt-dev libgnutls28-dev xenstore-utils curl procps
+tmux python3 prometheus ca-certificates openssl apache2-utils debhelper lintian bash-completion systemd-dev"
 mkdir -p "$TRIXIE_DIR"
 log() { printf 'trixie: %s\n' "$*" >&2; }
 
@@ -91,6 +95,18 @@ if [ "${1:-}" = build ]; then
     chroot "$CH" sh -c 'cd /build/xenstats && { [ -f /build/b-e2e/build.ninja ] || meson setup /build/b-e2e --buildtype=debugoptimized >/dev/null; } && ninja -C /build/b-e2e -j2 >/dev/null'
     echo /build/b-e2e
     exit 0
+fi
+if [ "${1:-}" = deb ]; then
+    mount_in proc proc /proc
+    rc=0
+    # deb.sh builds from a copy of the tree it is given, in DEB_OUT
+    chroot "$CH" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        DEB_OUT=/build/deb /build/xenstats/scripts/deb.sh lintian || rc=$?
+    rm -rf "$TRIXIE_DIR/deb"
+    mkdir -p "$TRIXIE_DIR/deb"
+    cp "$CH"/build/deb/*.deb "$CH"/build/deb/build.log "$TRIXIE_DIR/deb/" 2>/dev/null || true
+    log "packages built in the chroot: exit $rc"
+    exit $rc
 fi
 mount_in proc proc /proc
 mount_in bind /dev /dev

@@ -6,7 +6,10 @@
  * on an interval from one event loop, and serves the latest sample over
  * HTTP (libmicrohttpd, its own thread) as Prometheus/OpenMetrics text and
  * JSON.  Samples are immutable snapshots handed to HTTP threads by
- * reference, so scrapes never wait for sampling and vice versa.
+ * reference, so scrapes never wait for sampling and vice versa; each
+ * rendering, and its gzip, is made once per snapshot.  --web-config adds
+ * TLS and basic auth (web_config.h, http_auth.h).  A host that goes away
+ * is looked for again (lose_host()), /healthz saying 503 meanwhile.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -21,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include <xenstats/pv.h>
@@ -28,7 +32,10 @@
 
 #include "collector.h"
 #include "export/export.h"
+#include "http_auth.h"
+#include "http_encoding.h"
 #include "http_guard.h"
+#include "web_config.h"
 #include "tool.h"
 #include "util/util.h"
 
@@ -40,16 +47,20 @@ struct agent {
     struct collector *collector;
     struct MHD_Daemon *httpd;
     struct http_guard *guard; /* the HTTP thread's only */
+    struct web_config *web;   /* NULL without --web-config */
+    struct http_auth *auth;   /* NULL without users; the HTTP thread's only */
     uint64_t http_refused, http_evicted; /* atomic: HTTP thread */
     uint64_t interval_ns;
     int epfd, tfd, sfd;
     bool collecting; /* a round is in progress */
+    unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
     uint64_t scrapes; /* atomic: HTTP threads */
-    uint64_t last_request_ns[3]; /* atomic: HTTP threads; by enum render_format */
+    uint64_t last_request_ns[3][2]; /* atomic: HTTP threads; by enum render_format, plain or gzip */
 
-    pthread_mutex_t lock; /* current */
+    pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
     struct snapshot *current;
     uint64_t last_complete_ns;
+    char unhealthy[192]; /* why /healthz says 503 whatever the rounds do; "" when nothing */
 };
 
 static void usage(FILE *f)
@@ -64,6 +75,8 @@ static void usage(FILE *f)
             "  -t, --timeout DURATION    time a PV stats provider has to answer (default 500ms)\n"
             "      --no-toolstack        do not create domains' `stats` nodes (another\n"
             "                            toolstack component does)\n"
+            "      --web-config FILE     TLS and basic auth, in the Prometheus exporter-toolkit's\n"
+            "                            web configuration format (see xenstats-agent(1))\n"
             "      --list-metrics        print the metrics reference (Markdown) and exit\n"
             "  -h, --help                show this help\n\n"
             "Logs go to standard error; -v for more.  SIGINT/SIGTERM stop it cleanly.\n",
@@ -73,13 +86,13 @@ static void usage(FILE *f)
 /* ---- the round ---------------------------------------------------------------- */
 
 /*
- * Render now, in the sampler's thread, the formats a client asked for in
- * the last two intervals: the next scrape of them is then only a transfer
- * (the text of /metrics of a thousand domains takes tens of ms to make).
- * A format nobody asks for costs nothing; a scrape that comes during the
- * render waits for it (snapshot_render) rather than rendering again.  The
- * old snapshot is released first, so its text and this one's are not
- * both held.
+ * Render now, in the sampler's thread, the formats (and their gzip) a
+ * client asked for in the last two intervals: the next scrape of them is
+ * then only a transfer (the text of /metrics of a thousand domains takes
+ * tens of ms to make, its gzip more).  A format nobody asks for costs
+ * nothing; a scrape that comes during the render waits for it (the
+ * snapshot's memo) rather than rendering again.  The old snapshot is
+ * released first, so its text and this one's are not both held.
  */
 static void prerender(struct agent *a, struct snapshot *s)
 {
@@ -87,10 +100,17 @@ static void prerender(struct agent *a, struct snapshot *s)
     size_t len;
 
     for (int f = 0; f < 3; f++) {
-        uint64_t last = __atomic_load_n(&a->last_request_ns[f], __ATOMIC_RELAXED);
+        for (int gzip = 0; gzip < 2; gzip++) {
+            uint64_t last = __atomic_load_n(&a->last_request_ns[f][gzip], __ATOMIC_RELAXED);
+            const char *data;
 
-        if (last && now - last <= 2 * a->interval_ns && !snapshot_render(s, (enum render_format)f, &len))
-            log_debug("cannot render a snapshot ahead: %s", strerror(errno));
+            if (!last || now - last > 2 * a->interval_ns)
+                continue;
+            data = gzip ? snapshot_render_encoded(s, (enum render_format)f, http_gzip_encode, &len)
+                        : snapshot_render(s, (enum render_format)f, &len);
+            if (!data)
+                log_debug("cannot render a snapshot ahead: %s", strerror(errno));
+        }
     }
 }
 
@@ -98,6 +118,7 @@ static void publish_snapshot(struct agent *a)
 {
     struct snap_agent counts = {0};
     struct snapshot *s, *old;
+    int list_error;
 
     counts.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
     counts.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
@@ -107,10 +128,15 @@ static void publish_snapshot(struct agent *a)
         log_error("cannot build a snapshot: %s", strerror(errno));
         return;
     }
+    list_error = collector_list_error(a->collector);
     pthread_mutex_lock(&a->lock);
     old = a->current;
     a->current = snapshot_ref(s);
     a->last_complete_ns = s->monotonic_ns;
+    if (list_error)
+        snprintf(a->unhealthy, sizeof(a->unhealthy), "cannot list domains: %s", xenstats_strerror(list_error));
+    else
+        a->unhealthy[0] = '\0';
     pthread_mutex_unlock(&a->lock);
     snapshot_unref(old);
     prerender(a, s);
@@ -135,12 +161,16 @@ static void release_snapshot(void *cls)
 static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned int status, const char *text)
 {
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result ret;
 
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"xenstats\", charset=\"UTF-8\"");
+    else if (status == MHD_HTTP_TOO_MANY_REQUESTS)
+        MHD_add_response_header(r, "Retry-After", "1");
     ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -153,6 +183,52 @@ static bool wants_openmetrics(struct MHD_Connection *c)
     return accept && strstr(accept, "application/openmetrics-text");
 }
 
+/*
+ * With client_ca_file: the client's certificate, checked against it.
+ * libmicrohttpd asks for one when it has a trust list but leaves the
+ * verdict to us.  NULL when the connection may go on, else why not.
+ */
+static const char *client_certificate_refused(const struct agent *a, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci;
+    gnutls_session_t session;
+    unsigned int status = 0, nr = 0;
+
+    if (!a->web || !a->web->client_ca_file)
+        return NULL;
+    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ci || !ci->tls_session)
+        return "no TLS session\n";
+    session = (gnutls_session_t)ci->tls_session;
+    if (!gnutls_certificate_get_peers(session, &nr) || !nr)
+        return a->web->client_auth == WEB_CLIENT_REQUIRE_AND_VERIFY ? "a client certificate is required\n" : NULL;
+    if (gnutls_certificate_verify_peers2(session, &status) < 0 || status)
+        return "the client certificate is not trusted\n";
+    return NULL;
+}
+
+static enum MHD_Result respond_health(struct agent *a, struct MHD_Connection *c)
+{
+    char reason[256];
+    uint64_t last, now = monotonic_ns();
+
+    pthread_mutex_lock(&a->lock);
+    last = a->last_complete_ns;
+    snprintf(reason, sizeof(reason), "%s\n", a->unhealthy);
+    pthread_mutex_unlock(&a->lock);
+    if (reason[0] != '\n')
+        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, reason);
+    if (!last)
+        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting: no sampling round has completed yet\n");
+    /* three intervals, and a second for a loaded host's scheduling */
+    if (now - last > 3 * a->interval_ns + 1000000000ULL) {
+        snprintf(reason, sizeof(reason), "stalled: no sampling round has completed for %.1f s\n",
+                 (double)(now - last) / 1e9);
+        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, reason);
+    }
+    return respond_text(c, MHD_HTTP_OK, "ok\n");
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_size,
                                       void **req_cls)
@@ -160,10 +236,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     static int first_call_marker;
     struct agent *a = cls;
     enum render_format format;
-    const char *type, *text;
+    const char *type, *data, *refused;
     struct MHD_Response *r;
     struct snapshot *s;
     enum MHD_Result ret;
+    bool gzip;
     size_t len;
 
     (void)version;
@@ -181,6 +258,21 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         return MHD_YES;
     }
     __atomic_add_fetch(&a->scrapes, 1, __ATOMIC_RELAXED);
+    refused = client_certificate_refused(a, c);
+    if (refused)
+        return respond_text(c, MHD_HTTP_FORBIDDEN, refused);
+    if (a->auth) {
+        const char *authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+        switch (http_auth_check(a->auth, authorization, monotonic_ns())) {
+        case HTTP_AUTH_OK:
+            break;
+        case HTTP_AUTH_BUSY:
+            return respond_text(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many password checks: try again\n");
+        default:
+            return respond_text(c, MHD_HTTP_UNAUTHORIZED, "unauthorized\n");
+        }
+    }
     if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
         return respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
     if (!strcmp(url, "/")) {
@@ -188,16 +280,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
                             "xenstats agent\n/metrics          Prometheus / OpenMetrics\n"
                             "/api/v1/snapshot  JSON\n/healthz          health\n");
     }
-    if (!strcmp(url, "/healthz")) {
-        uint64_t last;
-
-        pthread_mutex_lock(&a->lock);
-        last = a->last_complete_ns;
-        pthread_mutex_unlock(&a->lock);
-        if (last && monotonic_ns() - last <= 3 * a->interval_ns + 1000000000ULL)
-            return respond_text(c, MHD_HTTP_OK, "ok\n");
-        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, last ? "stalled\n" : "starting\n");
-    }
+    if (!strcmp(url, "/healthz"))
+        return respond_health(a, c);
     if (!strcmp(url, "/metrics")) {
         format = wants_openmetrics(c) ? RENDER_OPENMETRICS : RENDER_PROMETHEUS;
         type = format == RENDER_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -209,25 +293,29 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         return respond_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /api/v1/snapshot, /healthz\n");
     }
 
-    __atomic_store_n(&a->last_request_ns[format], monotonic_ns(), __ATOMIC_RELAXED);
     pthread_mutex_lock(&a->lock);
     s = a->current ? snapshot_ref(a->current) : NULL;
     pthread_mutex_unlock(&a->lock);
     if (!s)
         return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-    text = snapshot_render(s, format, &len);
-    if (!text) {
+    gzip = http_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+    __atomic_store_n(&a->last_request_ns[format][gzip], monotonic_ns(), __ATOMIC_RELAXED);
+    data = gzip ? snapshot_render_encoded(s, format, http_gzip_encode, &len) : snapshot_render(s, format, &len);
+    if (!data) {
         snapshot_unref(s);
         return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     }
-    /* The response borrows the snapshot's text; the reference goes with it. */
-    r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)text, release_snapshot, s);
+    /* The response borrows the snapshot's bytes; the reference goes with it. */
+    r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
     if (!r) {
         snapshot_unref(s);
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "Vary", "Accept-Encoding");
+    if (gzip)
+        MHD_add_response_header(r, "Content-Encoding", "gzip");
     ret = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ret;
@@ -351,7 +439,78 @@ static int epoll_add(int epfd, int fd, uint32_t tag)
 
 enum { TAG_TIMER = 1, TAG_SIGNAL = 2, TAG_MONITOR = 3 };
 
-static int run(struct agent *a)
+static void set_unhealthy(struct agent *a, const char *reason)
+{
+    pthread_mutex_lock(&a->lock);
+    snprintf(a->unhealthy, sizeof(a->unhealthy), "%s", reason);
+    pthread_mutex_unlock(&a->lock);
+}
+
+static int open_collector(struct agent *a, const struct collector_opts *co)
+{
+    a->collector = collector_new(a->host, co);
+    if (!a->collector)
+        return -ENOMEM;
+    if (collector_fd(a->collector) >= 0 && epoll_add(a->epfd, collector_fd(a->collector), TAG_MONITOR) < 0) {
+        int r = -errno;
+
+        collector_free(a->collector);
+        a->collector = NULL;
+        return r;
+    }
+    return 0;
+}
+
+/*
+ * xenstore or the event channel device is gone (an emulated host that
+ * stopped, xenstored restarting): keep serving the last sample, say so on
+ * /healthz, and open the host again at each tick (reopen_host()).
+ */
+static void lose_host(struct agent *a, int err)
+{
+    char reason[160];
+
+    snprintf(reason, sizeof(reason), "lost the host: %s", strerror(-err));
+    log_error("%s; opening it again, every interval at first", reason);
+    set_unhealthy(a, reason);
+    if (collector_fd(a->collector) >= 0)
+        epoll_ctl(a->epfd, EPOLL_CTL_DEL, collector_fd(a->collector), NULL);
+    collector_free(a->collector);
+    a->collector = NULL;
+    xenstats_host_close(a->host);
+    a->host = NULL;
+    a->collecting = false;
+    a->reopen_in = 0;
+    a->reopen_every = 1;
+}
+
+/*
+ * Every tick at first, then less often (each failure logs a line), up to
+ * every 10 s.
+ */
+static void reopen_host(struct agent *a, const struct collector_opts *co)
+{
+    uint64_t most = 10000000000ULL / a->interval_ns;
+
+    if (a->reopen_in) {
+        a->reopen_in--;
+        return;
+    }
+    a->host = xenstats_host_open(global.backend);
+    if (!a->host) {
+        a->reopen_every = a->reopen_every * 2 < most ? a->reopen_every * 2 : (unsigned int)(most ? most : 1);
+        a->reopen_in = a->reopen_every - 1;
+        return;
+    }
+    if (open_collector(a, co) < 0) {
+        xenstats_host_close(a->host);
+        a->host = NULL;
+        return;
+    }
+    log_warning("the host is back: sampling again");
+}
+
+static int run(struct agent *a, const struct collector_opts *co)
 {
     for (;;) {
         struct epoll_event evs[8];
@@ -374,7 +533,11 @@ static int run(struct agent *a)
                 }
                 break;
             case TAG_TIMER:
-                if (read(a->tfd, &ticks, sizeof(ticks)) > 0 && !a->collecting) {
+                if (read(a->tfd, &ticks, sizeof(ticks)) <= 0 || a->collecting)
+                    break;
+                if (!a->collector)
+                    reopen_host(a, co);
+                if (a->collector) {
                     collector_begin(a->collector);
                     a->collecting = true;
                 }
@@ -382,17 +545,17 @@ static int run(struct agent *a)
             case TAG_MONITOR: {
                 int r;
 
+                if (!a->collector)
+                    break; /* an event of the collector just closed */
+
                 /* During a round, answers arrive by the thousand: let a
                  * millisecond's worth gather and take them in one go
                  * rather than waking for each. */
                 if (a->collecting)
                     sleep_ns(1000000);
                 r = collector_dispatch(a->collector);
-
-                /* xenstore or the event channel device is gone: exit non-zero
-                 * and let the service manager start us again */
                 if (r < 0)
-                    return fail(CMD, "lost the host: %s", strerror(-r));
+                    lose_host(a, r);
                 break;
             }
             }
@@ -407,11 +570,14 @@ int cmd_agent(int argc, char **argv)
         {"listen", required_argument, NULL, 'l'},  {"interval", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 't'}, {"no-toolstack", no_argument, NULL, 'N'},
         {"list-metrics", no_argument, NULL, 'M'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"web-config", required_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
     };
     struct agent a = {.interval_ns = 1000000000ULL, .epfd = -1, .tfd = -1, .sfd = -1};
     struct collector_opts co = {.create_stats_node = true};
-    const char *listen_arg = "127.0.0.1:9740";
+    const char *listen_arg = "127.0.0.1:9740", *web_config = NULL;
+    struct MHD_OptionItem tls_opts[5];
+    char priorities[128], err[512];
+    unsigned int nr_tls_opts = 0;
     struct sockaddr_storage addr;
     uint64_t timeout_ns = 500000000ULL;
     struct itimerspec its = {0};
@@ -436,6 +602,9 @@ int cmd_agent(int argc, char **argv)
         case 'N':
             co.create_stats_node = false;
             break;
+        case 'W':
+            web_config = optarg;
+            break;
         case 'M':
             metrics_reference(stdout);
             return 0;
@@ -453,6 +622,40 @@ int cmd_agent(int argc, char **argv)
         return fail(CMD, "--listen %s: expected ADDRESS:PORT, e.g. 127.0.0.1:9740 or [::1]:9740", listen_arg);
     if (timeout_ns * 2 > a.interval_ns)
         log_warning("--timeout is more than half the interval: slow providers delay samples");
+    /* a configuration that cannot be followed is a usage error, before anything runs */
+    if (web_config) {
+        int r = web_config_load(web_config, &a.web, err, sizeof(err));
+
+        if (r == -ENOMEM)
+            return fail(CMD, "out of memory");
+        if (r < 0) {
+            fail(CMD, "--web-config %s: %s", web_config, err);
+            return 2;
+        }
+        if (a.web->nr_users) {
+            a.auth = http_auth_new(a.web);
+            if (!a.auth) {
+                web_config_free(a.web);
+                return fail(CMD, "cannot set up basic auth: %s", strerror(errno));
+            }
+            if (!a.web->tls)
+                log_warning("--web-config %s: basic auth without TLS sends passwords in the clear", web_config);
+        }
+        if (a.web->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            web_config_free(a.web);
+            fail(CMD, "--web-config %s: this libmicrohttpd was built without TLS", web_config);
+            return 2;
+        }
+        if (a.web->tls) {
+            web_config_priorities(a.web, priorities, sizeof(priorities));
+            tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, a.web->cert_pem};
+            tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, a.web->key_pem};
+            tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, priorities};
+            if (a.web->client_ca_pem)
+                tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, a.web->client_ca_pem};
+        }
+    }
+    tls_opts[nr_tls_opts] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
     pthread_mutex_init(&a.lock, NULL);
     sigemptyset(&mask);
@@ -466,11 +669,6 @@ int cmd_agent(int argc, char **argv)
         goto out;
     co.interval_ns = a.interval_ns;
     co.sample_timeout_ms = (uint32_t)(timeout_ns / 1000000ULL);
-    a.collector = collector_new(a.host, &co);
-    if (!a.collector) {
-        fail(CMD, "out of memory");
-        goto out;
-    }
     a.epfd = epoll_create1(EPOLL_CLOEXEC);
     a.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     a.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -478,9 +676,12 @@ int cmd_agent(int argc, char **argv)
     its.it_interval.tv_nsec = (long)(a.interval_ns % 1000000000ULL);
     its.it_value.tv_nsec = 1; /* first round at once */
     if (a.epfd < 0 || a.tfd < 0 || a.sfd < 0 || timerfd_settime(a.tfd, 0, &its, NULL) < 0 ||
-        epoll_add(a.epfd, a.tfd, TAG_TIMER) < 0 || epoll_add(a.epfd, a.sfd, TAG_SIGNAL) < 0 ||
-        (collector_fd(a.collector) >= 0 && epoll_add(a.epfd, collector_fd(a.collector), TAG_MONITOR) < 0)) {
+        epoll_add(a.epfd, a.tfd, TAG_TIMER) < 0 || epoll_add(a.epfd, a.sfd, TAG_SIGNAL) < 0) {
         fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+        goto out;
+    }
+    if (open_collector(&a, &co) < 0) {
+        fail(CMD, "cannot set up the collector: %s", strerror(errno));
         goto out;
     }
     /* The guard decides who gets a connection (docs/agent-api.md,
@@ -492,24 +693,29 @@ int cmd_agent(int argc, char **argv)
         goto out;
     }
     a.httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                                   (v6 ? MHD_USE_IPv6 : 0),
-                               0, accept_policy, &a, handle_request, &a, MHD_OPTION_SOCK_ADDR,
-                               (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)320,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                               (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, &a,
-                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, &a, MHD_OPTION_EXTERNAL_LOGGER,
-                               httpd_log, NULL, MHD_OPTION_END);
+                                   (v6 ? MHD_USE_IPv6 : 0) | (a.web && a.web->tls ? MHD_USE_TLS : 0),
+                               0, accept_policy, &a, handle_request, &a, MHD_OPTION_EXTERNAL_LOGGER, httpd_log,
+                               NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+                               (unsigned int)320, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION,
+                               notify_connection, &a, MHD_OPTION_NOTIFY_COMPLETED, request_completed, &a,
+                               MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!a.httpd) {
-        fail(CMD, "cannot listen on %s: %s", listen_arg, strerror(errno ? errno : EADDRINUSE));
+        /* the certificate and key were checked already (web_config_load()) */
+        fail(CMD, "cannot listen on %s%s: %s", listen_arg, a.web && a.web->tls ? " with TLS" : "",
+             strerror(errno ? errno : EADDRINUSE));
         goto out;
     }
-    fprintf(stderr, "%s %s: serving http://%s/metrics (sampling every %.3g s); Ctrl-C stops\n", PROG, CMD,
-            listen_arg, (double)a.interval_ns / 1e9);
-    status = run(&a);
+    fprintf(stderr, "%s %s: serving %s://%s/metrics%s (sampling every %.3g s); Ctrl-C stops\n", PROG, CMD,
+            a.web && a.web->tls ? "https" : "http", listen_arg, a.auth ? " with basic auth" : "",
+            (double)a.interval_ns / 1e9);
+    status = run(&a, &co);
 out:
     if (a.httpd)
         MHD_stop_daemon(a.httpd);
     http_guard_free(a.guard);
+    http_auth_free(a.auth);
+    web_config_free(a.web);
     collector_free(a.collector);
     xenstats_host_close(a.host);
     snapshot_unref(a.current);

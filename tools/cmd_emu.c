@@ -59,13 +59,20 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: %s emu [run] [OPTIONS]          run an emulated Xen host in the foreground\n"
             "       %s emu create SPEC              create a domain in the running emulator\n"
-            "       %s emu destroy DOMID            destroy a domain\n"
+            "       %s emu destroy DOMID [--linger DURATION]  destroy a domain (lingering as dying)\n"
             "       %s emu list                     list the domains\n"
             "       %s emu pause|unpause DOMAIN     pause or unpause a domain (DOMID or name)\n"
             "       %s emu shutdown DOMAIN [--reason R]  shut a domain down (R: poweroff (default),\n"
             "                                       reboot, suspend, crash, watchdog, soft_reset)\n"
             "       %s emu mem-set DOMAIN SIZE      set the balloon target (as xl mem-set)\n"
-            "       %s emu dump DOMID FILE          write a domain's vCPU statistics region to FILE\n\n"
+            "       %s emu dump DOMID FILE          write a domain's vCPU statistics region to FILE\n"
+            "       %s emu network-attach DOMAIN [DEVID]   attach a vif (as xl network-attach)\n"
+            "       %s emu network-detach DOMAIN DEVID     detach it\n"
+            "       %s emu block-attach DOMAIN VDEV        attach a vbd (VDEV: xvda, xvdb, ...)\n"
+            "       %s emu block-detach DOMAIN VDEV|DEVID  detach it\n"
+            "       %s emu vif-set DOMAIN DEVID SETTINGS   set a vif's counters\n"
+            "       %s emu vbd-set DOMAIN VDEV SETTINGS    set a vbd's counters\n"
+            "       %s emu devices                  list the vifs and vbds with their counters\n\n"
             "Options of run:\n"
             "  -d, --dir DIR          run directory (default $XENSTATS_EMU_DIR, else\n"
             "                         $XDG_RUNTIME_DIR/xenstats-emu, else /tmp/xenstats-emu-UID)\n"
@@ -81,10 +88,15 @@ static void usage(FILE *f)
             "SPEC is key=value pairs separated by commas: name=NAME (required), vcpus=N (default 1),\n"
             "workload=cpu|io|idle|mixed (default idle), offline=N (last N vCPUs offline),\n"
             "vcpu-stats=yes|no (no: the host lacks the resource, like stock Xen), memory=SIZE\n"
-            "(default 128M), maxmem=SIZE (default: memory), shared=SIZE, outstanding=SIZE (default 0).\n"
+            "(default 128M), maxmem=SIZE (default: memory), shared=SIZE, outstanding=SIZE (default 0),\n"
+            "vifs=N (default 0), vbds=N or vbds=VDEV:VDEV... (default none), traffic=yes|no (the\n"
+            "devices' counters move with the workload; default yes).\n"
             "SIZE is a number with K, M, G or T (none: M), whole 4 KiB pages.\n"
+            "SETTINGS are COUNTER=N or COUNTER=+N (add) and traffic=yes|no, separated by commas;\n"
+            "a vif's counters are rx_bytes rx_packets rx_errors rx_dropped tx_bytes tx_packets\n"
+            "tx_errors tx_dropped, a vbd's oo_req rd_req wr_req f_req ds_req rd_sect wr_sect.\n"
             "Example: %s emu -p 4 -D name=web,vcpus=4,workload=cpu -D name=db,vcpus=2,workload=io\n",
-            PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG);
+            PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG);
 }
 
 static int control_path(char *buf, size_t len)
@@ -144,9 +156,11 @@ static struct emu_domain *find_domain(struct emu_run *run, int fd, const char *a
             reply(fd, "error ESRCH domain %s does not exist", arg);
         return d;
     }
-    for (d = run->host.domains; d; d = d->next)
-        if (!strcmp(d->spec.name, arg))
-            return d;
+    /* a dying domain's name may be taken again already: the live one first */
+    for (int dying = 0; dying < 2; dying++)
+        for (d = run->host.domains; d; d = d->next)
+            if (d->dying == dying && !strcmp(d->spec.name, arg))
+                return d;
     reply(fd, "error ESRCH no domain is named '%s'", arg);
     return NULL;
 }
@@ -166,6 +180,174 @@ static void domain_state(const struct emu_domain *d, char buf[7])
     buf[6] = '\0';
 }
 
+/* ---- devices --------------------------------------------------------- */
+
+static const char *const device_verbs[] = {"network-attach", "network-detach", "block-attach",
+                                           "block-detach",   "vif-set",        "vbd-set"};
+
+static bool is_device_verb(const char *verb)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(device_verbs); i++)
+        if (!strcmp(verb, device_verbs[i]))
+            return true;
+    return false;
+}
+
+static const char *kind_name(enum emu_device_kind kind)
+{
+    return kind == EMU_DEVICE_VIF ? "vif" : "vbd";
+}
+
+/* A vbd by vdev or devid, a vif by devid; -EINVAL with the error replied. */
+static int device_id(int fd, enum emu_device_kind kind, const char *arg, uint32_t *ret_devid)
+{
+    uint64_t v;
+
+    if (kind == EMU_DEVICE_VBD && emu_vbd_vdev_parse(arg, ret_devid) == 0)
+        return 0;
+    if (parse_u64(arg, kind == EMU_DEVICE_VIF ? EMU_MAX_VIF_DEVID : UINT32_MAX, &v) == 0) {
+        *ret_devid = (uint32_t)v;
+        return 0;
+    }
+    reply(fd, "error EINVAL '%s' is not a %s", arg,
+          kind == EMU_DEVICE_VIF ? "vif devid (0-65535)" : "vbd (a vdev such as xvda, or a devid)");
+    return -EINVAL;
+}
+
+static struct emu_device *find_device(int fd, struct emu_domain *d, enum emu_device_kind kind, const char *arg)
+{
+    struct emu_device *dev;
+    uint32_t devid;
+
+    if (device_id(fd, kind, arg, &devid) < 0)
+        return NULL;
+    dev = emu_device_find(d, kind, devid);
+    if (!dev)
+        reply(fd, "error ENODEV domain %u has no %s %s", d->domid, kind_name(kind), arg);
+    return dev;
+}
+
+/*
+ * "COUNTER=N,COUNTER=+N,traffic=yes|no": every setting is checked before
+ * any is applied, so a refused line changes nothing.
+ */
+static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct emu_device *dev, char *settings)
+{
+    uint64_t values[EMU_DEVICE_COUNTERS];
+    bool set[EMU_DEVICE_COUNTERS] = {false}, traffic = dev->traffic;
+    char *save = NULL, *tok;
+    unsigned int i;
+    int r = 0;
+
+    memcpy(values, dev->counter, sizeof(values));
+    for (tok = strtok_r(settings, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *value = strchr(tok, '=');
+        bool delta;
+        uint64_t v;
+        int c;
+
+        if (!value)
+            return reply(fd, "error EINVAL '%s' is not COUNTER=VALUE", tok);
+        *value++ = '\0';
+        if (!strcmp(tok, "traffic")) {
+            if (strcmp(value, "yes") && strcmp(value, "no"))
+                return reply(fd, "error EINVAL traffic=%s: expected yes or no", value);
+            traffic = !strcmp(value, "yes");
+            continue;
+        }
+        c = emu_device_counter_index(dev->kind, tok);
+        if (c < 0) {
+            unsigned int n;
+            const char *const *names = emu_device_counter_names(dev->kind, &n);
+            char known[160];
+            size_t used = 0;
+
+            for (i = 0; i < n; i++)
+                used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "", names[i]);
+            return reply(fd, "error EINVAL a %s has no counter '%s' (%s, traffic)", kind_name(dev->kind), tok,
+                         known);
+        }
+        delta = value[0] == '+';
+        if (parse_u64(value + delta, UINT64_MAX, &v) < 0)
+            return reply(fd, "error EINVAL %s=%s: expected a number, or +N to add N", tok, value);
+        if (delta && v > UINT64_MAX - values[c])
+            return reply(fd, "error ERANGE %s=%s: the counter would pass 2^64-1", tok, value);
+        values[c] = delta ? values[c] + v : v;
+        set[c] = true;
+    }
+    dev->traffic = traffic;
+    for (i = 0; r == 0 && i < EMU_DEVICE_COUNTERS; i++)
+        if (set[i])
+            r = emu_device_set(&run->host, d, dev, i, values[i]);
+    return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
+}
+
+static int control_device(struct emu_run *run, int fd, const char *verb, struct emu_domain *d, char *extra)
+{
+    bool set = !strcmp(verb, "vif-set") || !strcmp(verb, "vbd-set");
+    enum emu_device_kind kind =
+        !strncmp(verb, "network-", 8) || !strcmp(verb, "vif-set") ? EMU_DEVICE_VIF : EMU_DEVICE_VBD;
+    char *rest = extra ? strchr(extra, ' ') : NULL;
+    struct emu_device *dev;
+    uint32_t devid = UINT32_MAX;
+    int r;
+
+    if (rest)
+        *rest++ = '\0';
+    if (!strcmp(verb, "network-attach") || !strcmp(verb, "block-attach")) {
+        if (rest || (kind == EMU_DEVICE_VBD && !extra))
+            return reply(fd, "error EINVAL usage: %s DOMAIN %s", verb, kind == EMU_DEVICE_VIF ? "[DEVID]" : "VDEV");
+        if (kind == EMU_DEVICE_VIF && extra && device_id(fd, kind, extra, &devid) < 0)
+            return 0;
+        if (kind == EMU_DEVICE_VBD && emu_vbd_vdev_parse(extra, &devid) < 0)
+            return reply(fd, "error EINVAL '%s' is not a vdev (xvd and 1-3 letters: xvda, xvdb, ... xvdaa)", extra);
+        r = emu_device_attach(&run->host, d->domid, kind, devid, extra, d->spec.traffic);
+        if (r == -EEXIST)
+            return reply(fd, "error EEXIST domain %u has %s %u already", d->domid, kind_name(kind), devid);
+        if (r == -ENOSPC)
+            return reply(fd, "error ENOSPC domain %u has %d %ss already", d->domid, EMU_MAX_DEVICES, kind_name(kind));
+        if (r < 0)
+            return reply(fd, "error EIO %s", strerror(-r));
+        return reply(fd, "ok %d", r);
+    }
+    if (!extra || set != (rest != NULL))
+        return reply(fd, "error EINVAL usage: %s DOMAIN %s%s", verb, kind == EMU_DEVICE_VIF ? "DEVID" : "VDEV|DEVID",
+                     set ? " COUNTER=VALUE,..." : "");
+    dev = find_device(fd, d, kind, extra);
+    if (!dev)
+        return 0;
+    if (set)
+        return set_device(run, fd, d, dev, rest);
+    r = emu_device_detach(&run->host, d->domid, kind, dev->devid);
+    return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
+}
+
+static void list_devices(struct emu_run *run, int fd)
+{
+    const struct emu_domain *d;
+
+    for (d = run->host.domains; d; d = d->next) {
+        for (uint32_t i = 0; i < d->nr_devices; i++) {
+            const struct emu_device *dev = &d->devices[i];
+            unsigned int n, c;
+            const char *const *names = emu_device_counter_names(dev->kind, &n);
+            char line[CONTROL_LINE_MAX], name[XENSTATS_DEVICE_NAME_MAX];
+            size_t used;
+
+            if (dev->kind == EMU_DEVICE_VIF)
+                snprintf(name, sizeof(name), "vif%u.%u", d->domid, dev->devid);
+            else
+                snprintf(name, sizeof(name), "%s", dev->vdev);
+            used = (size_t)snprintf(line, sizeof(line), "%u %s %u %s %s", d->domid, kind_name(dev->kind),
+                                    dev->devid, name, dev->traffic ? "yes" : "no");
+            for (c = 0; c < n && used < sizeof(line); c++)
+                used += (size_t)snprintf(line + used, sizeof(line) - used, " %s=%llu", names[c],
+                                         (unsigned long long)dev->counter[c]);
+            reply(fd, "%s", line);
+        }
+    }
+}
+
 static int control_domain(struct emu_run *run, int fd, const char *verb, char *arg)
 {
     char *extra = arg ? strchr(arg, ' ') : NULL;
@@ -181,6 +363,10 @@ static int control_domain(struct emu_run *run, int fd, const char *verb, char *a
     d = find_domain(run, fd, arg);
     if (!d)
         return 0;
+    if (d->dying)
+        return reply(fd, "error EINVAL domain %u is dying", d->domid);
+    if (is_device_verb(verb))
+        return control_device(run, fd, verb, d, extra);
     if (!strcmp(verb, "pause") || !strcmp(verb, "unpause")) {
         if (extra)
             return reply(fd, "error EINVAL %s takes one domain", verb);
@@ -247,11 +433,18 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         return reply(fd, "ok %d", r);
     }
     if (!strcmp(line, "destroy") && arg) {
+        char *linger_arg = strchr(arg, ' ');
+        uint64_t linger = 0;
+
+        if (linger_arg)
+            *linger_arg++ = '\0';
         if (parse_u64(arg, EMU_MAX_DOMID, &domid) < 0)
             return reply(fd, "error EINVAL '%s' is not a domid", arg);
+        if (linger_arg && (parse_duration_ns(linger_arg, &linger) < 0 || linger > EMU_MAX_LINGER_NS))
+            return reply(fd, "error EINVAL --linger %s: expected a duration up to 3600s (e.g. 2s)", linger_arg);
         if (domid == 0)
             return reply(fd, "error EPERM Domain-0 cannot be destroyed");
-        r = emu_domain_destroy(&run->host, (uint32_t)domid);
+        r = emu_domain_kill(&run->host, (uint32_t)domid, linger);
         if (r == -ESRCH)
             return reply(fd, "error ESRCH domain %s does not exist", arg);
         return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
@@ -279,8 +472,12 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         return reply(fd, "ok");
     }
     if (!strcmp(line, "pause") || !strcmp(line, "unpause") || !strcmp(line, "shutdown") ||
-        !strcmp(line, "mem-set"))
+        !strcmp(line, "mem-set") || is_device_verb(line))
         return control_domain(run, fd, line, arg);
+    if (!strcmp(line, "devices") && !arg) {
+        list_devices(run, fd);
+        return reply(fd, "ok");
+    }
 
     if (!strcmp(line, "stats") && !arg) {
         reply(fd, "domain-count %zu", count_domains(run));
@@ -291,7 +488,9 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         return reply(fd, "ok");
     }
     return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list, stats, pause DOMAIN, "
-                     "unpause DOMAIN, shutdown DOMAIN [REASON], mem-set DOMAIN SIZE)");
+                     "unpause DOMAIN, shutdown DOMAIN [REASON], mem-set DOMAIN SIZE, devices, "
+                     "network-attach DOMAIN [DEVID], network-detach DOMAIN DEVID, block-attach DOMAIN VDEV, "
+                     "block-detach DOMAIN VDEV, vif-set DOMAIN DEVID SETTINGS, vbd-set DOMAIN VDEV SETTINGS)");
 }
 
 static void client_close(struct client *c)
@@ -606,6 +805,7 @@ static int run_emulator(int argc, char **argv)
             r = fail(CMD, "cannot set up xenstore: %s", strerror(-r));
             goto out;
         }
+        memset(&spec, 0, sizeof(spec)); /* no devices: a backend domain has none of its own */
         snprintf(spec.name, sizeof(spec.name), "Domain-0");
         spec.nr_vcpus = (uint32_t)dom0_vcpus;
         spec.nr_offline = 0;
@@ -798,19 +998,31 @@ out:
     return r;
 }
 
-/* "VERB A [B]", refusing arguments the line protocol cannot carry. */
-static int control_args(const char *verb, const char *a, const char *b)
+/* "VERB ARG...", refusing arguments the line protocol cannot carry. */
+static int control_argv(const char *verb, int argc, char *const *argv)
 {
     char request[CONTROL_LINE_MAX];
-    int n;
+    size_t used;
+    int i, n;
 
-    if (!*a || strpbrk(a, " \t\n") || (b && (!*b || strpbrk(b, " \t\n"))))
-        return fail(CMD, "%s: empty argument, or one with blanks or a newline", verb);
-    n = b ? snprintf(request, sizeof(request), "%s %s %s", verb, a, b)
-          : snprintf(request, sizeof(request), "%s %s", verb, a);
-    if (n < 0 || (size_t)n >= sizeof(request))
-        return fail(CMD, "%s: argument too long", verb);
+    n = snprintf(request, sizeof(request), "%s", verb);
+    used = (size_t)n;
+    for (i = 0; i < argc; i++) {
+        if (!*argv[i] || strpbrk(argv[i], " \t\n"))
+            return fail(CMD, "%s: empty argument, or one with blanks or a newline", verb);
+        n = snprintf(request + used, sizeof(request) - used, " %s", argv[i]);
+        if (n < 0 || (size_t)n >= sizeof(request) - used)
+            return fail(CMD, "%s: argument too long", verb);
+        used += (size_t)n;
+    }
     return control_request(request);
+}
+
+static int control_args(const char *verb, const char *a, const char *b)
+{
+    char *argv[2] = {(char *)a, (char *)b};
+
+    return control_argv(verb, b ? 2 : 1, argv);
 }
 
 int cmd_emu(int argc, char **argv)
@@ -818,9 +1030,19 @@ int cmd_emu(int argc, char **argv)
     const char *sub = argc > 1 ? argv[1] : "run";
     char request[CONTROL_LINE_MAX];
 
+    if (!strcmp(sub, "destroy") && (argc == 5 || argc == 4)) {
+        const char *linger = argc == 5 && !strcmp(argv[3], "--linger")      ? argv[4]
+                             : argc == 4 && !strncmp(argv[3], "--linger=", 9) ? argv[3] + 9
+                                                                             : NULL;
+
+        if (!linger)
+            return fail(CMD, "usage: %s emu destroy DOMID [--linger DURATION]", PROG);
+        return control_args(sub, argv[2], linger);
+    }
     if (!strcmp(sub, "create") || !strcmp(sub, "destroy")) {
         if (argc != 3)
-            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "create") ? "SPEC" : "DOMID");
+            return fail(CMD, "usage: %s emu %s %s", PROG, sub,
+                        !strcmp(sub, "create") ? "SPEC" : "DOMID [--linger DURATION]");
         if (snprintf(request, sizeof(request), "%s %s", sub, argv[2]) >= (int)sizeof(request) ||
             strchr(argv[2], '\n'))
             return fail(CMD, "argument too long or has a newline");
@@ -847,6 +1069,31 @@ int cmd_emu(int argc, char **argv)
             return fail(CMD, "usage: %s emu shutdown DOMAIN [--reason poweroff|reboot|suspend|crash|watchdog|soft_reset]",
                         PROG);
         return control_args(sub, argv[2], reason);
+    }
+    if (!strcmp(sub, "network-attach") || !strcmp(sub, "network-detach") || !strcmp(sub, "block-attach") ||
+        !strcmp(sub, "block-detach") || !strcmp(sub, "vif-set") || !strcmp(sub, "vbd-set")) {
+        static const struct {
+            const char *verb, *usage;
+            int min, max;
+        } forms[] = {
+            {"network-attach", "DOMAIN [DEVID]", 1, 2},
+            {"network-detach", "DOMAIN DEVID", 2, 2},
+            {"block-attach", "DOMAIN VDEV", 2, 2},
+            {"block-detach", "DOMAIN VDEV|DEVID", 2, 2},
+            {"vif-set", "DOMAIN DEVID COUNTER=VALUE[,...]", 3, 3},
+            {"vbd-set", "DOMAIN VDEV|DEVID COUNTER=VALUE[,...]", 3, 3},
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(forms); i++)
+            if (!strcmp(sub, forms[i].verb) && (argc - 2 < forms[i].min || argc - 2 > forms[i].max))
+                return fail(CMD, "usage: %s emu %s %s", PROG, sub, forms[i].usage);
+        return control_argv(sub, argc - 2, argv + 2);
+    }
+    if (!strcmp(sub, "devices")) {
+        if (argc != 2)
+            return fail(CMD, "usage: %s emu devices", PROG);
+        printf("DOMID KIND DEVID NAME TRAFFIC COUNTERS\n");
+        return control_request("devices");
     }
     if (!strcmp(sub, "stats")) {
         if (argc != 2)

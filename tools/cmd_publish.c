@@ -91,7 +91,8 @@ struct publisher {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: %s publish [OPTIONS]\n\n"
+            "Usage: %s publish [OPTIONS]\n"
+            "       %s-publish [OPTIONS]   (the guest package's binary)\n\n"
             "Publish this guest's operating-system statistics as PV stats sets, refreshed from\n"
             "/proc whenever the monitor in the toolstack domain asks for a sample, until SIGTERM\n"
             "or SIGINT withdraws them.  Run it in a guest whose `stats` node exists.\n\n"
@@ -111,7 +112,7 @@ static void usage(FILE *f)
             "  -v, --verbose             say what is published and withdrawn (twice: debug)\n"
             "  -h, --help                show this help\n\n"
             "See xenstats-publish(1) for the statistics, their names and units.\n",
-            PROG, DEFAULT_PROVIDER);
+            PROG, PROG, DEFAULT_PROVIDER);
 }
 
 /* Log a warning once per distinct text: a broken file must not flood the log

@@ -73,6 +73,7 @@ struct collector {
     uint64_t round_start, round_deadline;
     uint64_t samples, errors;
     uint64_t rounds;
+    int list_error; /* of the last domain list: 0, or a negative errno */
     bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
 };
 
@@ -136,6 +137,11 @@ uint64_t collector_errors(const struct collector *c)
     return c->errors;
 }
 
+int collector_list_error(const struct collector *c)
+{
+    return c->list_error;
+}
+
 /* ---- domains ----------------------------------------------------------- */
 
 static void try_map(struct collector *c, struct tracked *t)
@@ -197,6 +203,7 @@ static void refresh_domains(struct collector *c)
     int r;
 
     r = xenstats_host_list_domains(c->host, &list, &n);
+    c->list_error = r < 0 ? r : 0;
     if (r < 0) {
         log_error("cannot list domains: %s", xenstats_strerror(r));
         c->errors++;
@@ -592,6 +599,16 @@ static void vif_figures(struct snap_device *out, const struct xenstats_vif *in)
     figs_set(f, FIG_VIF_TX_PACKETS, in->tx_packets);
     figs_set(f, FIG_VIF_TX_ERRORS, in->tx_errors);
     figs_set(f, FIG_VIF_TX_DROPS, in->tx_dropped);
+    static const enum figure_id netback[XENSTATS_NETBACK_STATS] = {
+        [XENSTATS_NETBACK_RX_GSO_CHECKSUM_FIXUP] = FIG_VIF_NB_CSUM_FIXUP,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_SENT] = FIG_VIF_NB_ZC_SENT,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_SUCCESS] = FIG_VIF_NB_ZC_SUCCESS,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_FAIL] = FIG_VIF_NB_ZC_FAIL,
+        [XENSTATS_NETBACK_TX_FRAG_OVERFLOW] = FIG_VIF_NB_FRAG_OVERFLOW,
+    };
+    for (int i = 0; i < XENSTATS_NETBACK_STATS; i++)
+        if (in->netback_present & (1u << i))
+            figs_set(f, netback[i], in->netback[i]);
 }
 
 static void vbd_figures(struct snap_device *out, const struct xenstats_vbd *in)

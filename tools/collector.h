@@ -57,4 +57,7 @@ struct snapshot *collector_collect(struct collector *c, const struct snap_agent 
 /* Errors counted so far (domains that could not be read, failed lists). */
 uint64_t collector_errors(const struct collector *c);
 
+/* How the last round's domain list failed (a negative errno), 0 when it did not. */
+int collector_list_error(const struct collector *c);
+
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* xenstats top: the domain list as text, shared by the live view and batch mode. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -233,7 +234,12 @@ void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *o
 
 static unsigned long long whole(const struct top_domain *d, enum figure_id id, double scale)
 {
-    return d->fig_valid[id] ? (unsigned long long)(d->fig[id] / scale) : 0;
+    double v = d->fig_valid[id] ? d->fig[id] / scale : 0;
+
+    /* a counter near 2^64 is 2^64 as a double: converting that is undefined */
+    if (!(v >= 0))
+        return 0;
+    return v >= 18446744073709551615.0 ? ULLONG_MAX : (unsigned long long)v;
 }
 
 void top_print_xentop(FILE *out, const struct top_snapshot *snap, const size_t *order)

@@ -139,11 +139,27 @@ int xenstats_host_pcpu_idle(struct xenstats_host *host, uint64_t *idle_ns, size_
  * vif<domid>.<devid>: /sys/class/net/<name>/statistics).  rx is what dom0
  * received from the guest, i.e. the guest's transmit; tx the other way.
  */
+/*
+ * netback's own statistics of a vif, as `ethtool -S vif<domid>.<devid>`
+ * shows them (SIOCETHTOOL on Xen, the tree's ethtool/ on the emulator).
+ */
+enum xenstats_netback_stat {
+    XENSTATS_NETBACK_RX_GSO_CHECKSUM_FIXUP, /* "rx_gso_checksum_fixup" */
+    XENSTATS_NETBACK_TX_ZEROCOPY_SENT,      /* "tx_zerocopy_sent" */
+    XENSTATS_NETBACK_TX_ZEROCOPY_SUCCESS,   /* "tx_zerocopy_success" */
+    XENSTATS_NETBACK_TX_ZEROCOPY_FAIL,      /* "tx_zerocopy_fail" */
+    XENSTATS_NETBACK_TX_FRAG_OVERFLOW,      /* "tx_frag_overflow" */
+    XENSTATS_NETBACK_STATS
+};
+
 struct xenstats_vif {
     uint32_t domid, devid;
     char name[XENSTATS_DEVICE_NAME_MAX]; /* "vif1.0" */
     uint64_t rx_bytes, rx_packets, rx_errors, rx_dropped;
     uint64_t tx_bytes, tx_packets, tx_errors, tx_dropped;
+    /* netback[i] is valid iff bit i of netback_present is set */
+    uint64_t netback[XENSTATS_NETBACK_STATS];
+    uint32_t netback_present;
 };
 
 /* A guest's virtual disk as blkback counts it (its sysfs statistics/). */

@@ -25,6 +25,9 @@ enum emu_workload {
 #define EMU_MAX_VCPUS 4096
 #define EMU_MAX_PCPUS 1024
 #define EMU_MAX_DOMID 0x7fef /* DOMID_FIRST_RESERVED - 1 */
+/* vifs and vbds a domain may have (each kind), and the largest vif devid */
+#define EMU_MAX_DEVICES 64
+#define EMU_MAX_VIF_DEVID 65535
 
 struct emu_domain_spec {
     char name[XENSTATS_DOMAIN_NAME_MAX];
@@ -35,6 +38,10 @@ struct emu_domain_spec {
     uint64_t memory_kib; /* at creation, and the first balloon target */
     uint64_t maxmem_kib; /* static-max; Xen's limit is this + EMU_MAXMEM_SLACK_KIB */
     uint64_t shared_kib, outstanding_kib; /* fixed figures, for the readers' tests */
+    uint32_t nr_vifs;                     /* vifs with devids 0 .. nr_vifs-1 */
+    uint32_t nr_vbds;
+    char vbds[EMU_MAX_DEVICES][8];        /* their vdevs, "xvda"... */
+    bool traffic; /* the devices' counters move with the workload (default) */
 };
 
 /* libxl's LIBXL_MAXMEM_CONSTANT: Xen's max_pages = static-max + 1 MiB. */
@@ -63,7 +70,35 @@ struct emu_vcpu {
 
 /* What a module's changed() hears about. */
 enum emu_change {
-    EMU_CHANGE_TARGET, /* the balloon target (memory/target) */
+    EMU_CHANGE_TARGET,  /* the balloon target (memory/target) */
+    EMU_CHANGE_DEVICES, /* a vif or vbd attached or detached (the list changed) */
+};
+
+/*
+ * A guest's backend device in dom0: a vif (netback) or a vbd (blkback),
+ * with the counters dom0's sysfs shows for it (emu_device_counter_names()).
+ */
+enum emu_device_kind {
+    EMU_DEVICE_VIF,
+    EMU_DEVICE_VBD,
+};
+
+/* rx_bytes rx_packets rx_errors rx_dropped, tx_..., then netback's own five
+ * (rx_gso_checksum_fixup tx_zerocopy_sent tx_zerocopy_success
+ * tx_zerocopy_fail tx_frag_overflow), which the tree keeps in ethtool/ */
+#define EMU_VIF_COUNTERS 13
+#define EMU_VIF_STATISTICS 8 /* the first this many are in statistics/ */
+#define EMU_VBD_COUNTERS 7   /* oo_req rd_req wr_req f_req ds_req rd_sect wr_sect */
+#define EMU_DEVICE_COUNTERS 13
+
+struct emu_device {
+    enum emu_device_kind kind;
+    uint32_t devid;
+    char vdev[8]; /* a vbd's name in the guest ("xvda"); empty for a vif */
+    bool traffic; /* its counters move with the domain's workload */
+    uint64_t counter[EMU_DEVICE_COUNTERS];
+    uint64_t shown[EMU_DEVICE_COUNTERS]; /* what the tree's files hold */
+    bool in_tree;
 };
 
 struct emu_domain {
@@ -77,12 +112,20 @@ struct emu_domain {
     uint8_t uuid[16];          /* xen_domain_handle_t; zero for Domain-0 */
     unsigned int pause_count;  /* the toolstack's pauses (xl pause nests) */
     bool shut_down;
+    bool dying;                /* destroyed, lingering until dying_until */
+    bool released;             /* the modules and devices let go of it already */
+    uint64_t dying_until;
     uint32_t shutdown_reason;  /* enum xenstats_shutdown_reason */
     uint64_t memory_kib;       /* tot_pages * 4 */
     uint64_t target_kib;       /* memory/target, where the balloon goes */
     uint64_t max_kib;          /* max_pages * 4, or XENSTATS_KIB_UNLIMITED */
     uint64_t static_max_kib;   /* memory/static-max */
     uint64_t cpu_time_done;    /* ns run by vCPUs up to their last change */
+    struct emu_device *devices; /* vifs then vbds, each by devid */
+    uint32_t nr_devices;
+    uint64_t io_pending;       /* I/O bursts ended since the devices last moved */
+    uint64_t devices_shown_at; /* when the tree last got the counters */
+    uint64_t io_rng;
 };
 
 struct emu_host;
@@ -164,9 +207,20 @@ void emu_host_fini(struct emu_host *host);
  */
 int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec);
 int emu_domain_destroy(struct emu_host *host, uint32_t domid);
+/*
+ * Destroy a domain that lingers, dying, for linger_ns (0: at once), as a
+ * Xen domain does while something still holds its pages: it stays listed
+ * with the dying flag, its vCPUs stop, its devices, xenstore nodes, grants
+ * and event channels go at once, and it is gone after linger_ns (its
+ * memory returns to the host then).  Destroying a dying domain again ends
+ * its linger.  -ESRCH no domain, -EPERM Domain-0.
+ */
+#define EMU_MAX_LINGER_NS (3600ULL * 1000000000ULL)
+int emu_domain_kill(struct emu_host *host, uint32_t domid, uint64_t linger_ns);
 
 /*
- * The toolstack's controls, with Xen's errors: -ESRCH no such domain;
+ * The toolstack's controls, with Xen's errors: -ESRCH no such domain,
+ * -EINVAL a dying one;
  * pause/unpause -EINVAL on Domain-0 (Xen will not pause the caller's own
  * domain) and unpause -EINVAL when not paused; shutdown -EPERM on
  * Domain-0, -EALREADY when shut down; set_target -EINVAL above static-max
@@ -189,6 +243,48 @@ uint64_t emu_domain_cpu_time(const struct emu_domain *d, uint64_t now);
 int emu_shutdown_reason_parse(const char *s, uint32_t *ret);
 const char *emu_shutdown_reason_name(uint32_t reason);
 struct emu_domain *emu_domain_find(struct emu_host *host, uint32_t domid);
+
+/* ---- backend devices (devices.c) ----------------------------------------
+ *
+ * The emulator shows them as dom0's sysfs does, under <run dir>/sys
+ * (EMU_SYSFS_DIR, laid out as lib/platform/backend_devices.h reads it): a
+ * device's directory appears complete, by rename(), and goes by rename()
+ * before its files are removed.  The toolstack's backend nodes in
+ * xenstore come from the xenstore module (EMU_CHANGE_DEVICES), written
+ * before a device appears and removed after it went.
+ */
+
+/* Counter names of a kind, as sysfs names the files; *ret_count of them. */
+const char *const *emu_device_counter_names(enum emu_device_kind kind, unsigned int *ret_count);
+/* The index of counter `name` of a kind, or -EINVAL. */
+int emu_device_counter_index(enum emu_device_kind kind, const char *name);
+/*
+ * Parse a vbd's vdev as xl does for Xen PV disks: "xvd" and 1-3 letters
+ * (xvda = disk 0, xvdaa = disk 26); its devid is Xen's (202 << 8 | disk << 4
+ * below 16 disks, 1 << 28 | disk << 8 from there).  -EINVAL otherwise.
+ */
+int emu_vbd_vdev_parse(const char *vdev, uint32_t *ret_devid);
+/* The vdev of the disk index (0: xvda) into buf[8]; -ERANGE above xvdzzz. */
+int emu_vbd_vdev_name(uint32_t disk, char buf[8]);
+
+/* The domain's device of kind with devid, or NULL. */
+struct emu_device *emu_device_find(struct emu_domain *d, enum emu_device_kind kind, uint32_t devid);
+/*
+ * Attach a device to a running domain (xl network-attach / block-attach):
+ * a vif with devid (or the lowest free one when devid is UINT32_MAX), a
+ * vbd with a vdev.  All counters start at 0.  Returns the devid (>= 0) or
+ * -ESRCH (no domain), -EEXIST (that devid is taken), -ENOSPC
+ * (EMU_MAX_DEVICES), -EINVAL (bad vdev or devid), or a file error.
+ */
+int emu_device_attach(struct emu_host *host, uint32_t domid, enum emu_device_kind kind, uint32_t devid,
+                      const char *vdev, bool traffic);
+/* Detach one (xl network-detach / block-detach); -ESRCH no domain, -ENODEV no device. */
+int emu_device_detach(struct emu_host *host, uint32_t domid, enum emu_device_kind kind, uint32_t devid);
+/* Set a counter to value at once (the tree shows it on return); 0 or a file error. */
+int emu_device_set(struct emu_host *host, struct emu_domain *d, struct emu_device *dev, unsigned int counter,
+                   uint64_t value);
+/* Show the counters that moved in the tree (rate-limited unless force). */
+void emu_devices_show(struct emu_host *host, struct emu_domain *d, uint64_t now, bool force);
 
 /* Register a module; modules are told about domains in this order. */
 int emu_host_add_module(struct emu_host *host, const struct emu_module *module);

@@ -11,7 +11,7 @@
 
 #include <xenstats/abi/vcpu_stats_writer.h>
 
-#include "emu.h"
+#include "emu_private.h"
 #include "platform/emu_layout.h"
 #include "util/util.h"
 
@@ -135,10 +135,58 @@ const char *emu_shutdown_reason_name(uint32_t reason)
     return reason < ARRAY_SIZE(shutdown_names) ? shutdown_names[reason] : "?";
 }
 
+/* vbds=N (xvda, xvdb, ...) or vbds=VDEV:VDEV... */
+static int spec_vbds(const char *value, struct emu_domain_spec *spec, char *err, size_t errlen)
+{
+    const char *p = value;
+    uint32_t devids[EMU_MAX_DEVICES], i, j;
+    uint64_t n;
+
+    spec->nr_vbds = 0;
+    if (parse_u64(value, EMU_MAX_DEVICES, &n) == 0) {
+        for (i = 0; i < n; i++)
+            emu_vbd_vdev_name(i, spec->vbds[i]);
+        spec->nr_vbds = (uint32_t)n;
+        return 0;
+    }
+    while (*p) {
+        size_t len = strcspn(p, ":");
+        char vdev[sizeof(spec->vbds[0])];
+
+        if (spec->nr_vbds == EMU_MAX_DEVICES) {
+            snprintf(err, errlen, "vbds=%s: at most %d disks", value, EMU_MAX_DEVICES);
+            return -EINVAL;
+        }
+        if (len >= sizeof(vdev) || (memcpy(vdev, p, len), vdev[len] = '\0',
+                                    emu_vbd_vdev_parse(vdev, &devids[spec->nr_vbds]) < 0)) {
+            snprintf(err, errlen, "vbds=%s: expected a number of disks or vdevs such as xvda:xvdb", value);
+            return -EINVAL;
+        }
+        for (j = 0; j < spec->nr_vbds; j++) {
+            if (devids[j] == devids[spec->nr_vbds]) {
+                snprintf(err, errlen, "vbds=%s: %s twice", value, vdev);
+                return -EINVAL;
+            }
+        }
+        strcpy(spec->vbds[spec->nr_vbds++], vdev);
+        p += len;
+        if (*p == ':' && !*++p) {
+            snprintf(err, errlen, "vbds=%s: ends with ':'", value);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
 int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, char *err, size_t errlen)
 {
     struct emu_domain_spec spec = {
-        .nr_vcpus = 1, .workload = EMU_WORKLOAD_IDLE, .vcpu_stats = true, .memory_kib = EMU_DEFAULT_MEMORY_KIB};
+        .nr_vcpus = 1,
+        .workload = EMU_WORKLOAD_IDLE,
+        .vcpu_stats = true,
+        .memory_kib = EMU_DEFAULT_MEMORY_KIB,
+        .traffic = true,
+    };
     char buf[1024], *save = NULL, *tok;
     bool have_name = false, have_maxmem = false;
 
@@ -203,10 +251,28 @@ int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, ch
         } else if (!strcmp(tok, "outstanding")) {
             if (spec_size(tok, value, &spec.outstanding_kib, err, errlen) < 0)
                 return -EINVAL;
+        } else if (!strcmp(tok, "vifs")) {
+            if (parse_u64(value, EMU_MAX_DEVICES, &v) < 0) {
+                snprintf(err, errlen, "vifs=%s: expected 0..%d", value, EMU_MAX_DEVICES);
+                return -EINVAL;
+            }
+            spec.nr_vifs = (uint32_t)v;
+        } else if (!strcmp(tok, "vbds")) {
+            if (spec_vbds(value, &spec, err, errlen) < 0)
+                return -EINVAL;
+        } else if (!strcmp(tok, "traffic")) {
+            if (!strcmp(value, "yes"))
+                spec.traffic = true;
+            else if (!strcmp(value, "no"))
+                spec.traffic = false;
+            else {
+                snprintf(err, errlen, "traffic=%s: expected yes or no", value);
+                return -EINVAL;
+            }
         } else {
             snprintf(err, errlen,
                      "unknown key '%s' (name, vcpus, workload, offline, vcpu-stats, memory, maxmem, shared, "
-                     "outstanding)",
+                     "outstanding, vifs, vbds, traffic)",
                      tok);
             return -EINVAL;
         }
@@ -234,9 +300,7 @@ int emu_domain_spec_parse(const char *text, struct emu_domain_spec *ret_spec, ch
     return 0;
 }
 
-static int path_in(const struct emu_host *host, char *buf, size_t len, const char *fmt, ...) XS_PRINTF(4, 5);
-
-static int path_in(const struct emu_host *host, char *buf, size_t len, const char *fmt, ...)
+int emu_host_path(const struct emu_host *host, char *buf, size_t len, const char *fmt, ...)
 {
     va_list ap;
     int n, m;
@@ -277,7 +341,7 @@ static void clear_domains_dir(const struct emu_host *host)
     struct dirent *de;
     DIR *d;
 
-    if (path_in(host, dir, sizeof(dir), "%s", EMU_DOMAINS_DIR) < 0)
+    if (emu_host_path(host, dir, sizeof(dir), "%s", EMU_DOMAINS_DIR) < 0)
         return;
     d = opendir(dir);
     if (!d)
@@ -313,7 +377,7 @@ static int create_table(struct emu_host *host)
     void *mem;
     int fd, r;
 
-    r = path_in(host, path, sizeof(path), "%s", EMU_TABLE_FILE);
+    r = emu_host_path(host, path, sizeof(path), "%s", EMU_TABLE_FILE);
     if (r < 0)
         return r;
     unlink(path); /* readers of an emulator that died keep their old one */
@@ -363,13 +427,14 @@ int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uin
         return negative_errno();
     if (emu_is_running(dir))
         return -EADDRINUSE;
-    r = path_in(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR);
+    r = emu_host_path(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR);
     if (r < 0)
         return r;
     if (mkdir(path, 0755) < 0 && errno != EEXIST)
         return negative_errno();
     clear_domains_dir(host); /* left by an emulator that died */
-    return create_table(host);
+    r = emu_devices_init(host);
+    return r < 0 ? r : create_table(host);
 }
 
 int emu_host_publish(struct emu_host *host)
@@ -377,7 +442,7 @@ int emu_host_publish(struct emu_host *host)
     char path[PATH_MAX], pid[32];
     int n, r;
 
-    r = path_in(host, path, sizeof(path), "%s", EMU_PID_FILE);
+    r = emu_host_path(host, path, sizeof(path), "%s", EMU_PID_FILE);
     if (r < 0)
         return r;
     n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
@@ -389,6 +454,7 @@ static void domain_free(struct emu_domain *d)
     if (d->region)
         munmap(d->region, d->region_len);
     free(d->vcpus);
+    free(d->devices);
     free(d);
 }
 
@@ -398,14 +464,15 @@ void emu_host_fini(struct emu_host *host)
 
     while (host->domains)
         emu_domain_destroy(host, host->domains->domid);
-    if (path_in(host, path, sizeof(path), "%s", EMU_PID_FILE) == 0)
+    emu_devices_fini(host);
+    if (emu_host_path(host, path, sizeof(path), "%s", EMU_PID_FILE) == 0)
         unlink(path);
-    if (path_in(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR) == 0)
+    if (emu_host_path(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR) == 0)
         rmdir(path);
     if (host->table) {
         munmap(host->table, EMU_TABLE_BYTES);
         host->table = NULL;
-        if (path_in(host, path, sizeof(path), "%s", EMU_TABLE_FILE) == 0)
+        if (emu_host_path(host, path, sizeof(path), "%s", EMU_TABLE_FILE) == 0)
             unlink(path);
     }
     free(host->want);
@@ -416,7 +483,7 @@ void emu_host_fini(struct emu_host *host)
 
 static bool domain_runs(const struct emu_domain *d)
 {
-    return d->pause_count == 0 && !d->shut_down;
+    return d->pause_count == 0 && !d->shut_down && !d->dying;
 }
 
 uint32_t emu_domain_flags(const struct emu_domain *d)
@@ -441,6 +508,8 @@ uint32_t emu_domain_flags(const struct emu_domain *d)
         if (d->shutdown_reason == XENSTATS_SHUTDOWN_CRASH)
             flags |= XENSTATS_DOMAIN_CRASHED;
     }
+    if (d->dying)
+        flags |= XENSTATS_DOMAIN_DYING;
     return flags;
 }
 
@@ -659,8 +728,9 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
 
     if (host->next_domid > EMU_MAX_DOMID)
         return -ENOSPC;
+    /* a dying domain's name is free: its xenstore nodes are gone */
     for (d = host->domains; d; d = d->next)
-        if (!strcmp(d->spec.name, spec->name))
+        if (!d->dying && !strcmp(d->spec.name, spec->name))
             return -EEXIST;
     if (spec->memory_kib > host->free_memory_kib)
         return -ENOMEM;
@@ -680,6 +750,10 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     d->max_kib = d->domid == 0 ? XENSTATS_KIB_UNLIMITED : spec->maxmem_kib + EMU_MAXMEM_SLACK_KIB;
     if (d->domid != 0)
         make_uuid(d->uuid);
+    d->io_rng = 0xD1B54A32D192ED03ULL ^ d->domid;
+    r = emu_devices_from_spec(d);
+    if (r < 0)
+        goto fail;
     for (i = 0; i < spec->nr_vcpus; i++) {
         struct emu_vcpu *v = &d->vcpus[i];
 
@@ -692,9 +766,9 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
         v->wake_at = d->created; /* every online vCPU boots */
     }
 
-    r = path_in(host, tmpdir, sizeof(tmpdir), "%s/.new-%u", EMU_DOMAINS_DIR, d->domid);
+    r = emu_host_path(host, tmpdir, sizeof(tmpdir), "%s/.new-%u", EMU_DOMAINS_DIR, d->domid);
     if (r == 0)
-        r = path_in(host, finaldir, sizeof(finaldir), "%s/%u", EMU_DOMAINS_DIR, d->domid);
+        r = emu_host_path(host, finaldir, sizeof(finaldir), "%s/%u", EMU_DOMAINS_DIR, d->domid);
     if (r < 0)
         goto fail;
     remove_flat_dir(tmpdir);
@@ -746,6 +820,12 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
             return r;
         }
     }
+    r = emu_devices_publish(host, d);
+    if (r < 0) {
+        log_error("domain %u: cannot show its devices: %s", d->domid, strerror(-r));
+        emu_domain_destroy(host, d->domid);
+        return r;
+    }
     log_info("created domain %u '%s' (%u vCPUs, %s%s)", d->domid, spec->name, spec->nr_vcpus,
              emu_workload_name(spec->workload), spec->vcpu_stats ? "" : ", no vCPU stats resource");
     return (int)d->domid;
@@ -757,11 +837,28 @@ fail:
     return r;
 }
 
+/* What goes when a domain is destroyed, dying or not: devices, then the modules' parts. */
+static void release(struct emu_host *host, struct emu_domain *d)
+{
+    unsigned int i;
+
+    if (d->released)
+        return;
+    d->released = true;
+    /* the backends go before the toolstack's nodes, as libxl tears them down */
+    emu_devices_unpublish(host, d);
+    for (i = host->nr_modules_done; i-- > 0;) {
+        const struct emu_module *m = &host->modules[i];
+
+        if (m->destroyed)
+            m->destroyed(host, d, m->data);
+    }
+}
+
 int emu_domain_destroy(struct emu_host *host, uint32_t domid)
 {
     char live[PATH_MAX], dead[PATH_MAX];
     struct emu_domain **pp, *d;
-    unsigned int i;
 
     for (pp = &host->domains; *pp && (*pp)->domid != domid; pp = &(*pp)->next)
         ;
@@ -769,14 +866,9 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
     if (!d)
         return -ESRCH;
     *pp = d->next;
-    for (i = host->nr_modules_done; i-- > 0;) {
-        const struct emu_module *m = &host->modules[i];
-
-        if (m->destroyed)
-            m->destroyed(host, d, m->data);
-    }
-    if (path_in(host, live, sizeof(live), "%s/%u", EMU_DOMAINS_DIR, domid) == 0 &&
-        path_in(host, dead, sizeof(dead), "%s/.dead-%u", EMU_DOMAINS_DIR, domid) == 0) {
+    release(host, d);
+    if (emu_host_path(host, live, sizeof(live), "%s/%u", EMU_DOMAINS_DIR, domid) == 0 &&
+        emu_host_path(host, dead, sizeof(dead), "%s/.dead-%u", EMU_DOMAINS_DIR, domid) == 0) {
         /* Readers' mappings outlive the files, as foreign mappings keep
          * their page references on Xen. */
         if (rename(live, dead) == 0)
@@ -824,7 +916,7 @@ static void stop_vcpus(struct emu_domain *d, uint64_t now)
          * guest shuts down from a running vCPU with the others taken
          * down, so none of a shut-down domain's stays blocked either. */
         if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING || v->state == XEN_VCPU_STATS_RUNSTATE_RUNNABLE ||
-            (v->state == XEN_VCPU_STATS_RUNSTATE_BLOCKED && (now >= v->wake_at || d->shut_down)))
+            (v->state == XEN_VCPU_STATS_RUNSTATE_BLOCKED && (now >= v->wake_at || d->shut_down || d->dying)))
             vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_OFFLINE, now);
     }
 }
@@ -856,7 +948,7 @@ static void balloon(struct emu_host *host, struct emu_domain *d, uint64_t elapse
 void emu_host_tick(struct emu_host *host, uint64_t now)
 {
     uint64_t elapsed = now > host->last_tick ? now - host->last_tick : 0;
-    struct emu_domain *d;
+    struct emu_domain *d, *next;
     size_t nwant = 0, total = 0, i;
 
     /* The pCPUs nobody ran on since the last tick were idle. */
@@ -901,6 +993,8 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
                 if (v->burst_left <= 0) {
                     v->wake_at = now + sleep_length(d, v, now);
                     if (v->wake_at > now) {
+                        /* the burst ends waiting for I/O: its traffic */
+                        emu_devices_io(d, effective_workload(d, now) == EMU_WORKLOAD_IDLE);
                         vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_BLOCKED, now);
                         continue;
                     }
@@ -937,9 +1031,17 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
                           now);
     host->nr_running = (uint32_t)(nwant < host->nr_pcpus ? nwant : host->nr_pcpus);
     host->last_tick = now;
-    for (d = host->domains; d; d = d->next)
+    for (d = host->domains; d; d = d->next) {
         publish_domain(host, d, now);
+        emu_devices_show(host, d, now, false);
+    }
     publish_host(host);
+    /* the dying whose time is up go */
+    for (d = host->domains; d; d = next) {
+        next = d->next;
+        if (d->dying && now >= d->dying_until)
+            emu_domain_destroy(host, d->domid);
+    }
 }
 
 /* ---- the toolstack's controls -------------------------------------------- */
@@ -952,7 +1054,7 @@ static void tick_now(struct emu_host *host)
     emu_host_tick(host, now > host->last_tick ? now : host->last_tick);
 }
 
-static void tell_modules(struct emu_host *host, struct emu_domain *d, enum emu_change what)
+void emu_host_tell_modules(struct emu_host *host, struct emu_domain *d, enum emu_change what)
 {
     unsigned int i;
 
@@ -967,13 +1069,14 @@ int emu_domain_pause(struct emu_host *host, uint32_t domid)
 
     if (!d)
         return -ESRCH;
-    if (domid == 0)
+    if (domid == 0 || d->dying)
         return -EINVAL;
     if (d->pause_count == 255) /* Xen's controller_pause_count limit */
         return -EOVERFLOW;
     d->pause_count++;
-    /* Xen's pause returns once the vCPUs are descheduled. */
+    /* Xen's pause returns once the vCPUs are descheduled; their I/O is done */
     tick_now(host);
+    emu_devices_show(host, d, host->last_tick, true);
     return 0;
 }
 
@@ -983,7 +1086,7 @@ int emu_domain_unpause(struct emu_host *host, uint32_t domid)
 
     if (!d)
         return -ESRCH;
-    if (domid == 0 || d->pause_count == 0)
+    if (domid == 0 || d->pause_count == 0 || d->dying)
         return -EINVAL;
     d->pause_count--;
     tick_now(host);
@@ -998,13 +1101,14 @@ int emu_domain_shutdown(struct emu_host *host, uint32_t domid, uint32_t reason)
         return -ESRCH;
     if (domid == 0)
         return -EPERM;
-    if (reason >= ARRAY_SIZE(shutdown_names))
+    if (reason >= ARRAY_SIZE(shutdown_names) || d->dying)
         return -EINVAL;
     if (d->shut_down)
         return -EALREADY;
     d->shut_down = true;
     d->shutdown_reason = reason;
     tick_now(host);
+    emu_devices_show(host, d, host->last_tick, true);
     return 0;
 }
 
@@ -1014,12 +1118,36 @@ int emu_domain_set_target(struct emu_host *host, uint32_t domid, uint64_t target
 
     if (!d)
         return -ESRCH;
-    if (target_kib == 0 || target_kib % 4 || target_kib > d->static_max_kib)
+    if (target_kib == 0 || target_kib % 4 || target_kib > d->static_max_kib || d->dying)
         return -EINVAL;
     d->target_kib = target_kib;
     d->max_kib = target_kib + EMU_MAXMEM_SLACK_KIB;
     /* Xen refuses nothing it already holds: a lower limit only stops growth. */
     publish_domain(host, d, host->last_tick);
-    tell_modules(host, d, EMU_CHANGE_TARGET);
+    emu_host_tell_modules(host, d, EMU_CHANGE_TARGET);
+    return 0;
+}
+
+int emu_domain_kill(struct emu_host *host, uint32_t domid, uint64_t linger_ns)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+
+    if (!d)
+        return -ESRCH;
+    if (domid == 0)
+        return -EPERM;
+    if (!linger_ns || d->dying)
+        return emu_domain_destroy(host, domid);
+    if (linger_ns > EMU_MAX_LINGER_NS)
+        return -EINVAL;
+    d->dying = true;
+    d->dying_until = UINT64_MAX; /* not reaped by this tick */
+    tick_now(host);              /* its vCPUs stop, the table says dying */
+    d->dying_until = host->last_tick + linger_ns;
+    release(host, d);
+    free(d->devices);
+    d->devices = NULL;
+    d->nr_devices = 0;
+    log_info("domain %u '%s' is dying for %.3f s", domid, d->spec.name, (double)linger_ns / 1e9);
     return 0;
 }

@@ -165,6 +165,9 @@ struct snapshot {
     /* renderings, made on first use */
     char *text[3];
     size_t text_len[3];
+    /* the renderings passed through the caller's encoder (gzip), on first use */
+    char *encoded[3];
+    size_t encoded_len[3];
 };
 
 enum render_format { RENDER_PROMETHEUS = 0, RENDER_OPENMETRICS = 1, RENDER_JSON = 2 };
@@ -179,6 +182,24 @@ void snapshot_unref(struct snapshot *s); /* accepts NULL */
  * of the snapshot.  Returns NULL and errno on allocation failure.
  */
 const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len);
+
+/*
+ * An encoding of a rendering (the agent's gzip; the library has no
+ * compressor of its own): returns 0 with *ret_data a malloc'd buffer the
+ * snapshot then owns, or a negative errno.
+ */
+typedef int snapshot_encoder(const char *text, size_t len, char **ret_data, size_t *ret_len);
+
+/*
+ * The rendering of s in `format` passed through `encode`, made once and
+ * kept with the snapshot beside the text, so a scraper asking for gzip
+ * costs one compression per snapshot and format, however many scrape it.
+ * Every caller of one snapshot passes the same encoder.  Valid while the
+ * caller holds a reference; NULL and errno when rendering or encoding
+ * fails.
+ */
+const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
+                                    size_t *ret_len);
 
 /* Rendering into a caller's growable buffer (for benchmarks and tests). */
 struct strbuf {

@@ -1122,8 +1122,10 @@ static void snapshot_free(struct snapshot *s)
     }
     free(s->domains);
     free(s->pcpus);
-    for (int f = 0; f < 3; f++)
+    for (int f = 0; f < 3; f++) {
         free(s->text[f]);
+        free(s->encoded[f]);
+    }
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -1141,11 +1143,9 @@ void snapshot_unref(struct snapshot *s)
         snapshot_free(s);
 }
 
-const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len)
+/* The rendering, made now if it was not; s->lock held. */
+static const char *render_locked(struct snapshot *s, enum render_format format)
 {
-    const char *text;
-
-    pthread_mutex_lock(&s->lock);
     if (!s->text[format]) {
         struct strbuf b = {0};
         int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
@@ -1157,13 +1157,47 @@ const char *snapshot_render(struct snapshot *s, enum render_format format, size_
             strbuf_free(&b);
         }
     }
-    text = s->text[format];
+    return s->text[format];
+}
+
+const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len)
+{
+    const char *text;
+
+    pthread_mutex_lock(&s->lock);
+    text = render_locked(s, format);
     if (text)
         *ret_len = s->text_len[format];
     pthread_mutex_unlock(&s->lock);
     if (!text)
         errno = ENOMEM;
     return text;
+}
+
+const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
+                                    size_t *ret_len)
+{
+    const char *data;
+    int r = -ENOMEM;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->encoded[format] && render_locked(s, format)) {
+        char *out = NULL;
+        size_t len = 0;
+
+        r = encode(s->text[format], s->text_len[format], &out, &len);
+        if (r == 0) {
+            s->encoded[format] = out;
+            s->encoded_len[format] = len;
+        }
+    }
+    data = s->encoded[format];
+    if (data)
+        *ret_len = s->encoded_len[format];
+    pthread_mutex_unlock(&s->lock);
+    if (!data)
+        errno = r < 0 ? -r : ENOMEM;
+    return data;
 }
 
 void metrics_reference(FILE *out)

@@ -3,8 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -153,6 +158,117 @@ static int read_vif(const char *root, struct xenstats_vif *vif)
     return read_counters(dir, names, values, ARRAY_SIZE(names));
 }
 
+static const char *const netback_names[XENSTATS_NETBACK_STATS] = {
+    [XENSTATS_NETBACK_RX_GSO_CHECKSUM_FIXUP] = "rx_gso_checksum_fixup",
+    [XENSTATS_NETBACK_TX_ZEROCOPY_SENT] = "tx_zerocopy_sent",
+    [XENSTATS_NETBACK_TX_ZEROCOPY_SUCCESS] = "tx_zerocopy_success",
+    [XENSTATS_NETBACK_TX_ZEROCOPY_FAIL] = "tx_zerocopy_fail",
+    [XENSTATS_NETBACK_TX_FRAG_OVERFLOW] = "tx_frag_overflow",
+};
+
+int backend_netback_stat_index(const char *name, size_t len)
+{
+    for (int i = 0; i < XENSTATS_NETBACK_STATS; i++)
+        if (strlen(netback_names[i]) == len && !memcmp(netback_names[i], name, len))
+            return i;
+    return -1;
+}
+
+int backend_netback_tree(const char *root, struct xenstats_vif *vif)
+{
+    char dir[PATH_MAX];
+    int dirfd;
+
+    if (snprintf(dir, sizeof(dir), "%s/class/net/%s/ethtool", root, vif->name) >= (int)sizeof(dir))
+        return -ENAMETOOLONG;
+    dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return negative_errno();
+    /* each statistic on its own: a malformed one is absent, the rest stay */
+    for (int i = 0; i < XENSTATS_NETBACK_STATS; i++)
+        if (read_counter(dirfd, netback_names[i], &vif->netback[i]) == 0)
+            vif->netback_present |= 1u << i;
+    close(dirfd);
+    return 0;
+}
+
+/* netback keeps five; any interface with more than this is not netback's */
+#define NETBACK_ETHTOOL_MAX 256
+
+static int ethtool(int fd, const char *ifname, void *data)
+{
+    struct ifreq ifr;
+
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+    ifr.ifr_data = data;
+    return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? negative_errno() : 0;
+}
+
+int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
+{
+    /* the info and the one count it returns for the one set asked for */
+    union {
+        struct ethtool_sset_info info;
+        uint8_t bytes[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)];
+    } sset;
+    struct ethtool_gstrings *strings = NULL;
+    struct ethtool_stats *stats = NULL;
+    uint32_t n;
+    int fd, r;
+
+    (void)root;
+    fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return negative_errno();
+    memset(&sset, 0, sizeof(sset));
+    sset.info.cmd = ETHTOOL_GSSET_INFO;
+    sset.info.sset_mask = 1ull << ETH_SS_STATS;
+    r = ethtool(fd, vif->name, &sset);
+    if (r < 0)
+        goto out;
+    n = (sset.info.sset_mask & (1ull << ETH_SS_STATS)) ? sset.info.data[0] : 0;
+    if (n == 0 || n > NETBACK_ETHTOOL_MAX) {
+        r = n ? -E2BIG : -EOPNOTSUPP;
+        goto out;
+    }
+    strings = calloc(1, sizeof(*strings) + (size_t)n * ETH_GSTRING_LEN);
+    stats = calloc(1, sizeof(*stats) + (size_t)n * sizeof(uint64_t));
+    if (!strings || !stats) {
+        r = -ENOMEM;
+        goto out;
+    }
+    strings->cmd = ETHTOOL_GSTRINGS;
+    strings->string_set = ETH_SS_STATS;
+    strings->len = n;
+    stats->cmd = ETHTOOL_GSTATS;
+    stats->n_stats = n;
+    r = ethtool(fd, vif->name, strings);
+    if (r == 0)
+        r = ethtool(fd, vif->name, stats);
+    if (r < 0)
+        goto out;
+    /* the set changed between the calls: names and values may not match */
+    if (strings->len != n || stats->n_stats != n) {
+        r = -EAGAIN;
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = (const char *)strings->data + (size_t)i * ETH_GSTRING_LEN;
+        int k = backend_netback_stat_index(name, strnlen(name, ETH_GSTRING_LEN));
+
+        if (k >= 0) {
+            vif->netback[k] = stats->data[i];
+            vif->netback_present |= 1u << k;
+        }
+    }
+out:
+    free(strings);
+    free(stats);
+    close(fd);
+    return r;
+}
+
 static int compare_vbd(const void *a, const void *b)
 {
     const struct xenstats_vbd *x = a, *y = b;
@@ -222,7 +338,7 @@ static int grow(void **array, size_t *cap, size_t count, size_t size)
 }
 
 int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_devices_cache *cache,
-                         struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
+                         backend_netback_fn *netback, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
                          size_t *ret_nr_vbds)
 {
     struct xenstats_vif *vifs = NULL;
@@ -249,8 +365,13 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
             vifs[nvifs].domid = domid;
             vifs[nvifs].devid = devid;
             /* gone meanwhile, not connected yet, or malformed: left out */
-            if (read_vif(root, &vifs[nvifs]) == 0)
+            if (read_vif(root, &vifs[nvifs]) == 0) {
+                if (netback && netback(root, &vifs[nvifs]) < 0) {
+                    vifs[nvifs].netback_present = 0;
+                    memset(vifs[nvifs].netback, 0, sizeof(vifs[nvifs].netback));
+                }
                 nvifs++;
+            }
         } else if (backend_device_name_parse(de->d_name, "vbd", &domid, &devid) == 0) {
             r = grow((void **)&vbds, &cap_vbds, nvbds, sizeof(*vbds));
             if (r < 0)
@@ -262,8 +383,11 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
                 nvbds++;
         }
     }
-    qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
-    qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
+    /* qsort()'s array must not be NULL even when empty */
+    if (nvifs)
+        qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
+    if (nvbds)
+        qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
     if (cache)
         pthread_mutex_lock(&cache->lock);
     for (i = 0; i < nvbds; i++)

@@ -6,6 +6,8 @@
  *
  *   bus/xen-backend/devices/vif-<domid>-<devid>          one per vif
  *   class/net/vif<domid>.<devid>/statistics/{rx,tx}_{bytes,packets,errors,dropped}
+ *   class/net/vif<domid>.<devid>/ethtool/<name>          emulator only: netback's
+ *       own statistics, which Xen's dom0 gives through SIOCETHTOOL instead
  *   bus/xen-backend/devices/vbd-<domid>-<devid>/statistics/
  *       {oo_req,rd_req,wr_req,f_req,ds_req,rd_sect,wr_sect}
  *
@@ -46,13 +48,29 @@ void backend_devices_cache_init(struct backend_devices_cache *cache);
 void backend_devices_cache_fini(struct backend_devices_cache *cache);
 
 /*
+ * How netback's own statistics of a vif are read: fills vif->netback and
+ * vif->netback_present (left 0 when the interface has none).  0 or -errno;
+ * a failure costs only these figures, never the vif.
+ */
+typedef int backend_netback_fn(const char *root, struct xenstats_vif *vif);
+
+/* Through SIOCETHTOOL on the interface (Xen's dom0; root is unused). */
+backend_netback_fn backend_netback_ethtool;
+
+/* From root/class/net/<name>/ethtool/<stat>, counter files (the emulator). */
+backend_netback_fn backend_netback_tree;
+
+/* The index of netback's statistic called name (at most len bytes), or -1. */
+int backend_netback_stat_index(const char *name, size_t len);
+
+/*
  * Scan the tree at root.  Fills both lists sorted by (domid, devid); the
  * caller frees them with free().  No tree (no backend drivers) is no
- * devices.  xs and cache may be NULL.  -ENOMEM, -ENAMETOOLONG, or the
+ * devices.  xs, cache and netback may be NULL.  -ENOMEM, -ENAMETOOLONG, or the
  * error of opening the devices directory other than ENOENT.
  */
 int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_devices_cache *cache,
-                         struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
+                         backend_netback_fn *netback, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
                          size_t *ret_nr_vbds);
 
 /*

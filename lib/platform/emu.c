@@ -11,12 +11,15 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xenstore.h>
 
+#include "backend_devices.h"
 #include "emu_hyper_ops.h"
 #include "emu_layout.h"
 #include "platform.h"
@@ -31,6 +34,10 @@ struct emu {
      * list reads only the info files of new domains. */
     struct xenstats_domain_info *known;
     size_t nr_known;
+    /* the backend devices' names: dom0's store, opened on first use */
+    pthread_mutex_t lock;
+    struct xs_handle *xs;
+    struct backend_devices_cache devices;
 };
 
 static struct emu *emu_of(struct platform *p)
@@ -224,6 +231,8 @@ static int emu_open(struct platform *p)
     r = map_table(emu);
     if (r < 0)
         goto fail;
+    pthread_mutex_init(&emu->lock, NULL);
+    backend_devices_cache_init(&emu->devices);
     p->self_domid = (uint32_t)domid;
     p->backend_data = emu;
     return 0;
@@ -235,9 +244,15 @@ fail:
 static void emu_close(struct platform *p)
 {
     if (p->backend_data) {
-        free(emu_of(p)->known);
-        if (emu_of(p)->table)
-            munmap(emu_of(p)->table, EMU_TABLE_BYTES);
+        struct emu *emu = emu_of(p);
+
+        free(emu->known);
+        if (emu->table)
+            munmap(emu->table, EMU_TABLE_BYTES);
+        if (emu->xs)
+            xs_close(emu->xs);
+        backend_devices_cache_fini(&emu->devices);
+        pthread_mutex_destroy(&emu->lock);
     }
     emu_grant_release(p);
     free(p->backend_data);
@@ -485,9 +500,38 @@ static int emu_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size
     return 0;
 }
 
+extern const struct platform_store_ops emu_store_ops; /* emu_store.c */
+
+/*
+ * The emulator keeps the tree dom0's sysfs has on Xen under its run
+ * directory, and the backend nodes in dom0's store: the same reader as on
+ * Xen.  Backends live in dom0, so a guest sees none, as a guest's own /sys
+ * lists no other guest's devices.
+ */
+static int emu_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
+                       struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
+{
+    struct emu *emu = emu_of(p);
+    char root[PATH_MAX];
+    struct xs_handle *xs;
+
+    if (snprintf(root, sizeof(root), "%s/%s", emu->dir, p->self_domid == 0 ? EMU_SYSFS_DIR : ".no-backends") >=
+        (int)sizeof(root))
+        return -ENAMETOOLONG;
+    pthread_mutex_lock(&emu->lock);
+    if (!emu->xs && p->self_domid == 0)
+        emu->xs = emu_store_ops.open(p, 0);
+    xs = emu->xs;
+    pthread_mutex_unlock(&emu->lock);
+    /* without the store the names fall back to devids: not remembered then */
+    return backend_devices_scan(root, xs, xs ? &emu->devices : NULL, backend_netback_tree, ret_vifs, ret_nr_vifs,
+                                ret_vbds, ret_nr_vbds);
+}
+
 static const struct platform_host_ops emu_host_ops = {
     .info = emu_host_info,
     .pcpu_idle = emu_pcpu_idle,
+    .devices = emu_devices,
 };
 
 static const struct platform_domain_ops emu_domain_ops = {
@@ -500,8 +544,6 @@ static const struct platform_resource_ops emu_resource_ops = {
     .unmap = emu_resource_unmap,
     .clock_ns = emu_clock_ns,
 };
-
-extern const struct platform_store_ops emu_store_ops; /* emu_store.c */
 
 const struct platform_backend platform_backend_emu = {
     .name = "emu",

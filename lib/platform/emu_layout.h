@@ -11,6 +11,9 @@
  *                              atomically; never changes for a domain)
  *   domains/<domid>/vcpu-stats the vCPU statistics region (absent when the
  *                              domain was created without it)
+ *   sys/                       the guests' backend devices as dom0's sysfs
+ *                              shows them (backend_devices.h): vifs under
+ *                              class/net, both in bus/xen-backend/devices
  *
  * A domain directory appears by rename() of a complete directory and goes
  * away by rename() to a hidden name before its files are removed, so a
@@ -33,6 +36,7 @@
 #define EMU_VCPU_STATS_FILE "vcpu-stats"
 #define EMU_INFO_MAX 512
 #define EMU_TABLE_FILE "table"
+#define EMU_SYSFS_DIR "sys"
 
 /* Parse an info file; -EBADMSG when malformed. */
 int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info *ret_info);

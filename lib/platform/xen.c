@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * xen backend: the platform ops on a real Xen host, straight onto Debian's
- * libxen* 4.17 (libxenctrl, libxenforeignmemory, libxenstore; grants and
- * event channels in xen_grant.c and xen_evtchn.c, host figures and the
- * domains' figures in xen_host.c).  See docs/xen-host.md.
+ * libxen* 4.17 (libxenctrl, loaded on first use by xen_ctrl.c,
+ * libxenforeignmemory, libxenstore; grants and event channels in
+ * xen_grant.c and xen_evtchn.c, host figures and the domains' figures in
+ * xen_host.c).  See docs/xen-host.md.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,19 +51,43 @@ xentoollog_logger *xen_logger(struct platform *p)
     return &xen_of(p)->logger.vtable;
 }
 
-xc_interface *xen_xc(struct platform *p)
+xc_interface *xen_xc(struct platform *p, const struct xen_ctrl **ret_ctrl)
 {
+    const struct xen_ctrl *ctrl = xen_ctrl_load();
     struct xen *x = xen_of(p);
     xc_interface *xc;
 
+    if (!ctrl)
+        return NULL;
     pthread_mutex_lock(&x->lock);
-    if (!x->xc)
-        x->xc = xc_interface_open(&x->logger.vtable, &x->logger.vtable, 0);
+    if (!x->xc) {
+        x->xc = ctrl->interface_open(&x->logger.vtable, &x->logger.vtable, 0);
+        x->ctrl = ctrl;
+    }
     xc = x->xc;
     pthread_mutex_unlock(&x->lock);
-    if (!xc && !errno)
-        errno = EACCES;
+    if (!xc) {
+        if (!errno)
+            errno = EACCES;
+        return NULL;
+    }
+    *ret_ctrl = ctrl;
     return xc;
+}
+
+xencall_handle *xen_call(struct platform *p)
+{
+    struct xen *x = xen_of(p);
+    xencall_handle *call;
+
+    pthread_mutex_lock(&x->lock);
+    if (!x->call)
+        x->call = xencall_open(&x->logger.vtable, 0);
+    call = x->call;
+    pthread_mutex_unlock(&x->lock);
+    if (!call && !errno)
+        errno = EACCES;
+    return call;
 }
 
 static xenforeignmemory_handle *xen_fmem(struct platform *p)
@@ -148,8 +173,10 @@ static void xen_close(struct platform *p)
         xs_close(x->xs);
     if (x->fmem)
         xenforeignmemory_close(x->fmem);
+    if (x->call)
+        xencall_close(x->call);
     if (x->xc)
-        xc_interface_close(x->xc);
+        x->ctrl->interface_close(x->xc);
     pthread_mutex_destroy(&x->lock);
     free(x);
     p->backend_data = NULL;
@@ -191,7 +218,8 @@ static void fill_info(struct platform *p, const xc_domaininfo_t *di, struct xens
 
 static int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
 {
-    xc_interface *xc = xen_xc(p);
+    const struct xen_ctrl *ctrl;
+    xc_interface *xc = xen_xc(p, &ctrl);
     xc_domaininfo_t di;
     int n;
 
@@ -200,10 +228,10 @@ static int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_d
     if (domid >= DOMID_FIRST_RESERVED)
         return -ESRCH;
     /* getinfolist returns the first domain at or after domid. */
-    n = xc_domain_getinfolist(xc, domid, 1, &di);
+    n = ctrl->domain_getinfolist(xc, domid, 1, &di);
     if (n < 0)
         return negative_errno();
-    if (n == 0 || di.domain != domid || (di.flags & XEN_DOMINF_dying))
+    if (n == 0 || di.domain != domid)
         return -ESRCH;
     fill_info(p, &di, ret_info);
     return 0;
@@ -212,7 +240,8 @@ static int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_d
 static int xen_domain_list(struct platform *p, struct xenstats_domain_info **ret_domains, size_t *ret_count)
 {
     struct xenstats_domain_info *list = NULL, *grown;
-    xc_interface *xc = xen_xc(p);
+    const struct xen_ctrl *ctrl;
+    xc_interface *xc = xen_xc(p, &ctrl);
     xc_domaininfo_t *batch = NULL;
     size_t count = 0;
     uint32_t next = 0;
@@ -225,7 +254,7 @@ static int xen_domain_list(struct platform *p, struct xenstats_domain_info **ret
         return -ENOMEM;
     /* Domains come sorted by domid, a batch at a time. */
     for (;;) {
-        n = xc_domain_getinfolist(xc, next, GETINFO_BATCH, batch);
+        n = ctrl->domain_getinfolist(xc, next, GETINFO_BATCH, batch);
         if (n < 0) {
             r = negative_errno();
             goto out;
@@ -238,12 +267,10 @@ static int xen_domain_list(struct platform *p, struct xenstats_domain_info **ret
             goto out;
         }
         list = grown;
-        for (i = 0; i < n; i++) {
-            /* A dying domain is on its way out: it has no future samples. */
-            if (batch[i].flags & XEN_DOMINF_dying)
-                continue;
+        /* dying ones too: an operator sees a domain that does not go away
+         * (its state says dying) until Xen lets go of it */
+        for (i = 0; i < n; i++)
             fill_info(p, &batch[i], &list[count++]);
-        }
         next = batch[n - 1].domain + 1u;
         if ((unsigned int)n < GETINFO_BATCH || next >= DOMID_FIRST_RESERVED)
             break;
@@ -263,13 +290,14 @@ out:
 
 static int xen_vcpu_info(struct platform *p, uint32_t domid, uint32_t vcpu, struct platform_vcpu_info *ret_info)
 {
-    xc_interface *xc = xen_xc(p);
+    const struct xen_ctrl *ctrl;
+    xc_interface *xc = xen_xc(p, &ctrl);
     xc_vcpuinfo_t vi;
 
     if (!xc)
         return negative_errno();
     memset(&vi, 0, sizeof(vi));
-    if (xc_vcpu_getinfo(xc, domid, vcpu, &vi) < 0)
+    if (ctrl->vcpu_getinfo(xc, domid, vcpu, &vi) < 0)
         return negative_errno();
     ret_info->cpu_time_ns = vi.cpu_time;
     ret_info->cpu = vi.cpu;

@@ -3,9 +3,12 @@
  * xen backend: event channels through libxenevtchn (/dev/xen/evtchn), one
  * device handle per open().  The device's fd is made non-blocking so that
  * pending() answers -EAGAIN instead of waiting, as the platform contract
- * says.  A port's state comes from EVTCHNOP_status (libxenctrl).
+ * says.  A port's state comes from EVTCHNOP_status, made through
+ * libxencall: a guest's provider asks it when it withdraws a set, and
+ * libxencall, unlike libxenctrl, has a stable ABI and is in every guest.
  */
 #include <fcntl.h>
+#include <string.h>
 
 #include "util/util.h"
 #include "xen_backend.h"
@@ -96,14 +99,24 @@ static int xen_unbind(struct platform_evtchn *h, uint32_t port)
 
 static int xen_status(struct platform_evtchn *h, uint32_t port, enum platform_evtchn_state *ret_state)
 {
-    xc_interface *xc = xen_xc(h->platform);
-    xc_evtchn_status_t st = {.dom = DOMID_SELF, .port = port};
+    xencall_handle *call = xen_call(h->platform);
+    evtchn_status_t *st;
+    int r = 0;
 
-    if (!xc)
+    if (!call)
         return negative_errno();
-    if (xc_evtchn_status(xc, &st) < 0)
-        return set_errno(errno ? -errno : -EIO);
-    switch (st.status) {
+    /* The hypervisor reads and writes the argument: a hypercall buffer. */
+    st = xencall_alloc_buffer(call, sizeof(*st));
+    if (!st)
+        return negative_errno();
+    memset(st, 0, sizeof(*st));
+    st->dom = DOMID_SELF;
+    st->port = port;
+    if (xencall2(call, __HYPERVISOR_event_channel_op, EVTCHNOP_status, (uint64_t)(uintptr_t)st) < 0) {
+        r = set_errno(errno ? -errno : -EIO);
+        goto out;
+    }
+    switch (st->status) {
     case EVTCHNSTAT_unbound:
         *ret_state = PLATFORM_EVTCHN_UNBOUND;
         break;
@@ -115,7 +128,9 @@ static int xen_status(struct platform_evtchn *h, uint32_t port, enum platform_ev
         *ret_state = PLATFORM_EVTCHN_CLOSED;
         break;
     }
-    return 0;
+out:
+    xencall_free_buffer(call, st);
+    return r;
 }
 
 const struct platform_evtchn_ops xen_evtchn_ops = {

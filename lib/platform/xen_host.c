@@ -73,7 +73,8 @@ static const char *scheduler_name(int id)
 
 static int xen_host_info(struct platform *p, struct xenstats_host_info *ret_info)
 {
-    xc_interface *xc = xen_xc(p);
+    const struct xen_ctrl *ctrl;
+    xc_interface *xc = xen_xc(p, &ctrl);
     struct xenstats_host_info info = {0};
     xen_extraversion_t extra;
     xc_physinfo_t phys;
@@ -82,19 +83,19 @@ static int xen_host_info(struct platform *p, struct xenstats_host_info *ret_info
     if (!xc)
         return negative_errno();
     /* `xl info`'s xen_version: major.minor then the extra version as is */
-    version = xc_version(xc, XENVER_version, NULL);
+    version = ctrl->version(xc, XENVER_version, NULL);
     if (version < 0)
         return negative_errno();
     memset(extra, 0, sizeof(extra));
-    if (xc_version(xc, XENVER_extraversion, &extra) < 0)
+    if (ctrl->version(xc, XENVER_extraversion, &extra) < 0)
         return negative_errno();
     extra[sizeof(extra) - 1] = '\0';
     snprintf(info.xen_version, sizeof(info.xen_version), "%d.%d%s", version >> 16, version & 0xffff, extra);
-    if (xc_sched_id(xc, &sched) < 0)
+    if (ctrl->sched_id(xc, &sched) < 0)
         return negative_errno();
     snprintf(info.scheduler, sizeof(info.scheduler), "%s", scheduler_name(sched));
     memset(&phys, 0, sizeof(phys));
-    if (xc_physinfo(xc, &phys) < 0)
+    if (ctrl->physinfo(xc, &phys) < 0)
         return negative_errno();
     info.nr_pcpus = phys.nr_cpus;
     info.cpu_khz = phys.cpu_khz;
@@ -107,7 +108,8 @@ static int xen_host_info(struct platform *p, struct xenstats_host_info *ret_info
 
 static int xen_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size_t *ret_count)
 {
-    xc_interface *xc = xen_xc(p);
+    const struct xen_ctrl *ctrl;
+    xc_interface *xc = xen_xc(p, &ctrl);
     xc_cpuinfo_t *cpus;
     int n = 0, i, want = max > 4096 ? 4096 : (int)max;
 
@@ -120,7 +122,7 @@ static int xen_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size
     cpus = calloc((size_t)want, sizeof(*cpus));
     if (!cpus)
         return -ENOMEM;
-    if (xc_getcpuinfo(xc, want, cpus, &n) < 0) {
+    if (ctrl->getcpuinfo(xc, want, cpus, &n) < 0) {
         int r = negative_errno();
 
         free(cpus);
@@ -137,7 +139,8 @@ static int xen_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size
 static int xen_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
                        struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
 {
-    return backend_devices_scan("/sys", xen_store(p), NULL, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds);
+    return backend_devices_scan("/sys", xen_store(p), NULL, backend_netback_ethtool, ret_vifs, ret_nr_vifs, ret_vbds,
+                                ret_nr_vbds);
 }
 
 const struct platform_host_ops xen_host_ops = {

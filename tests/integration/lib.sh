@@ -89,6 +89,8 @@ free_port() {
 # prometheus_query TARGET_PORT QUERY: start a real Prometheus server on
 # loopback scraping 127.0.0.1:TARGET_PORT every second, wait (30 s at most)
 # until QUERY has a value, print it (empty if never), stop the server.
+# PROM_JOB_EXTRA, when set, is more of the scrape job's YAML (scheme,
+# tls_config, basic_auth), indented by four spaces.
 prometheus_query() {
     local target=$1 query=$2 port dir=$XENSTATS_TEST_TMP/prom got= pid
     port=$(free_port)
@@ -98,6 +100,7 @@ global:
   scrape_interval: 1s
 scrape_configs:
   - job_name: xenstats
+${PROM_JOB_EXTRA:-}
     static_configs:
       - targets: ['127.0.0.1:$target']
 YML
@@ -117,17 +120,67 @@ YML
     echo "$got"
 }
 
-# start_agent: run `xenstats agent` on a free loopback port (500 ms interval,
-# 200 ms provider timeout) and wait (10 s at most) until /healthz answers.
-# Sets port, URL and AGENT; the log is $XENSTATS_TEST_TMP/agent.log.
+# start_agent [ARGS...]: run `xenstats agent` on a free loopback port (500 ms
+# interval, 200 ms provider timeout, then ARGS: a later option wins) and wait
+# (10 s at most) until /healthz answers.  With AGENT_SCHEME=https and
+# AGENT_CURL (an array of curl options: --cacert, -u) for one with a
+# --web-config.  Sets port, URL and AGENT; the log is
+# $XENSTATS_TEST_TMP/agent.log.
 start_agent() {
     port=$(free_port)
-    URL="http://127.0.0.1:$port"
-    "$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms \
+    URL="${AGENT_SCHEME:-http}://127.0.0.1:$port"
+    "$XENSTATS" agent --listen "127.0.0.1:$port" --interval 500ms --timeout 200ms "$@" \
         >"$XENSTATS_TEST_TMP/agent.log" 2>&1 &
     AGENT=$!
     for _ in $(seq 1 100); do
-        curl -sf "$URL/healthz" >/dev/null 2>&1 && return 0
+        curl -sf ${AGENT_CURL[@]+"${AGENT_CURL[@]}"} "$URL/healthz" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
+}
+
+# snap: the agent's (start_agent) one sample's JSON and /metrics (retried until both are of the same sample)
+snap() {
+    for _ in $(seq 1 20); do
+        curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/s.json" &&
+            curl -sf "$URL/metrics" >"$XENSTATS_TEST_TMP/m.txt" &&
+            curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/s2.json" &&
+            cmp -s "$XENSTATS_TEST_TMP/s.json" "$XENSTATS_TEST_TMP/s2.json" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# check WHAT PY: python over the sample (j: JSON, m: {(family, labels): value}, raw: the same with
+# the values as written) until it holds, 10 s
+check() {
+    local what=$1 code=$2
+    for _ in $(seq 1 40); do
+        snap || fail "no consistent sample"
+        python3 - "$XENSTATS_TEST_TMP" "$code" <<'PY' >"$XENSTATS_TEST_TMP/check.out" 2>&1 && return 0
+import json, re, sys
+d, code = sys.argv[1], sys.argv[2]
+j = json.load(open(f"{d}/s.json"))
+m, raw = {}, {}
+for line in open(f"{d}/m.txt"):
+    if line.startswith("#"):
+        continue
+    mm = re.match(r'^(\w+)(?:\{(.*)\})? (\S+)$', line.rstrip("\n"))
+    assert mm, line
+    labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', mm.group(2) or "")))
+    m[(mm.group(1), labels)] = float(mm.group(3))
+    raw[(mm.group(1), labels)] = mm.group(3)
+dom = {x["name"]: x for x in j["domains"]}
+def metric(family, **labels):
+    return m.get((family, tuple(sorted((k, str(v)) for k, v in labels.items()))))
+def dm(family, name, **labels):
+    return metric(family, domid=dom[name]["domid"], domain=name, **labels)
+def dmraw(family, name, **labels):
+    return raw.get((family, tuple(sorted([("domid", str(dom[name]["domid"])), ("domain", name)] +
+                                         [(k, str(v)) for k, v in labels.items()]))))
+exec(code)
+PY
+        sleep 0.25
+    done
+    cat "$XENSTATS_TEST_TMP/check.out" >&2
+    fail "$what"
 }

@@ -110,4 +110,39 @@ printf 'r-reboot ---s-- 1\nr-suspend ---s-- 2\nr-watchdog ---s-- 4\nr-soft_reset
 [ -z "$(dom_field $db 1)" ] || fail "destroyed domain still listed"
 pass "shutdown with each reason; a shut-down domain stays listed until destroyed"
 
+# destroy --linger: listed as dying, its nodes and devices gone at once, then gone itself
+"$XENSTATS" emu create name=doomed,memory=64M,vifs=1,vbds=1 >/dev/null
+doomed=$("$XENSTATS" emu list | awk '$2 == "doomed" { print $1 }')
+free_before=$("$PROBE" | awk '$1 == "host" { print $7 }')
+expect_fail "linger too long" "--linger 3601s: expected a duration up to 3600s" "$XENSTATS" emu destroy "$doomed" --linger 3601s
+expect_fail "linger usage" "usage: xenstats emu destroy DOMID [--linger DURATION]" "$XENSTATS" emu destroy "$doomed" --stay 2s
+"$XENSTATS" emu destroy "$doomed" --linger 3s
+[ "$(dom_field "$doomed" 6)" = "-----d" ] || fail "dying flags: $("$PROBE")"
+t1=$(dom_field "$doomed" 8)
+sleep 0.3
+[ "$(dom_field "$doomed" 8)" = "$t1" ] || fail "a dying domain's CPU time moved"
+"$XENSTATS" emu list | grep -q "^$doomed doomed .* -----d " || fail "emu list of a dying domain"
+[ -z "$(xsread "/local/domain/$doomed/name" 2>/dev/null)" ] || fail "a dying domain keeps its xenstore home"
+[ -z "$(xsread "/local/domain/0/backend/vif/$doomed" 2>/dev/null)" ] || fail "a dying domain keeps its backend nodes"
+[ -z "$("$PROBE" --devices | awk -v d="$doomed" '($1 == "vif" || $1 == "vbd") && $2 == d')" ] ||
+    fail "a dying domain keeps its devices"
+[ "$("$PROBE" | awk '$1 == "host" { print $7 }')" = "$free_before" ] || fail "a dying domain's memory came back early"
+expect_fail "pause dying" "domain $doomed is dying" "$XENSTATS" emu pause "$doomed"
+expect_fail "mem-set dying" "domain $doomed is dying" "$XENSTATS" emu mem-set "$doomed" 32M
+expect_fail "attach to dying" "domain $doomed is dying" "$XENSTATS" emu network-attach "$doomed"
+"$XENSTATS" emu create name=doomed,memory=4M >/dev/null # its name is free again
+for _ in $(seq 1 50); do
+    [ -z "$(dom_field "$doomed" 1)" ] && break
+    sleep 0.1
+done
+[ -z "$(dom_field "$doomed" 1)" ] || fail "a dying domain outlived its linger: $("$PROBE")"
+[ "$("$PROBE" | awk '$1 == "host" { print $7 }')" = $((free_before + 65536 - 4096)) ] ||
+    fail "a dead domain's memory did not come back: $("$PROBE")"
+"$XENSTATS" emu create name=brief,memory=4M >/dev/null
+brief=$("$XENSTATS" emu list | awk '$2 == "brief" { print $1 }')
+"$XENSTATS" emu destroy "$brief" --linger 3600s
+"$XENSTATS" emu destroy "$brief"
+[ -z "$(dom_field "$brief" 1)" ] || fail "destroying a dying domain again does not end it"
+pass "destroy --linger: dying, its nodes and devices gone at once, the domain and its memory after"
+
 stop_emu || fail "emulator exit status"

@@ -180,12 +180,198 @@ static void test_scheduler_accounting(void **state)
     assert_true(running_share[2] > running_share[1]);
 }
 
+static void test_vdev(void **state)
+{
+    uint32_t devid = 0, disk;
+    char name[8];
+
+    (void)state;
+    assert_int_equal(emu_vbd_vdev_parse("xvda", &devid), 0);
+    assert_int_equal(devid, 202 << 8);
+    assert_int_equal(emu_vbd_vdev_parse("xvdp", &devid), 0);
+    assert_int_equal(devid, 202 << 8 | 15 << 4);
+    assert_int_equal(emu_vbd_vdev_parse("xvdq", &devid), 0); /* the 17th disk: extended */
+    assert_int_equal(devid, 1 << 28 | 16 << 8);
+    assert_int_equal(emu_vbd_vdev_parse("xvdaa", &devid), 0);
+    assert_int_equal(devid, 1 << 28 | 26 << 8);
+    assert_int_equal(emu_vbd_vdev_parse("xvdzzz", &devid), 0);
+    assert_int_equal(devid, 1 << 28 | 18277 << 8);
+    static const char *const bad[] = {"", "xvd", "sda", "xvdA", "xvda1", "xvdaaaa", "xvd-", "hda", "xvd a"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(emu_vbd_vdev_parse(bad[i], &devid), -EINVAL);
+    /* names and numbers agree both ways */
+    for (disk = 0; disk < 18278; disk++) {
+        uint32_t back;
+
+        assert_int_equal(emu_vbd_vdev_name(disk, name), 0);
+        assert_int_equal(emu_vbd_vdev_parse(name, &back), 0);
+        assert_int_equal(back, disk < 16 ? 202 << 8 | disk << 4 : 1 << 28 | disk << 8);
+    }
+    assert_int_equal(emu_vbd_vdev_name(18278, name), -ERANGE);
+}
+
+static char devdir[] = "/tmp/xenstats-emu-devices-XXXXXX";
+
+static uint64_t read_counter_file(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static uint64_t read_counter_file(const char *fmt, ...)
+{
+    char path[4096], text[64] = "";
+    va_list ap;
+    FILE *f;
+    int n = snprintf(path, sizeof(path), "%s/sys/", devdir);
+
+    va_start(ap, fmt);
+    vsnprintf(path + n, sizeof(path) - (size_t)n, fmt, ap);
+    va_end(ap);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    return strtoull(text, NULL, 10);
+}
+
+/* Devices at creation and attached later, their tree, and traffic that follows the workload. */
+static void test_devices(void **state)
+{
+    struct emu_host *host = calloc(1, sizeof(*host));
+    struct emu_domain_spec s;
+    struct emu_domain *io, *cpu;
+    struct emu_device *dev;
+    char path[4096], err[256];
+    struct stat st;
+    uint64_t t0;
+    int i;
+
+    (void)state;
+    assert_non_null(host);
+    assert_non_null(mkdtemp(devdir));
+    assert_int_equal(emu_host_init(host, devdir, 2, 10000000, 64ULL << 20), 0);
+    assert_int_equal(emu_domain_spec_parse("name=a,vifs=65", &s, err, sizeof(err)), -EINVAL);
+    assert_int_equal(emu_domain_spec_parse("name=a,vbds=xvda:", &s, err, sizeof(err)), -EINVAL);
+    assert_int_equal(emu_domain_spec_parse("name=a,vbds=xvda:xvda", &s, err, sizeof(err)), -EINVAL);
+    spec(&s, "name=a,vbds=3");
+    assert_int_equal(s.nr_vbds, 3);
+    assert_string_equal(s.vbds[2], "xvdc");
+    assert_true(s.traffic);
+
+    spec(&s, "name=Domain-0");
+    assert_int_equal(emu_domain_create(host, &s), 0);
+    spec(&s, "name=io,vcpus=2,workload=io,vifs=2,vbds=xvda:xvdq");
+    io = emu_domain_find(host, (uint32_t)emu_domain_create(host, &s));
+    spec(&s, "name=cpu,vcpus=1,workload=cpu,vifs=1,vbds=1");
+    cpu = emu_domain_find(host, (uint32_t)emu_domain_create(host, &s));
+    assert_non_null(io);
+    assert_non_null(cpu);
+    assert_int_equal(io->nr_devices, 4);
+    snprintf(path, sizeof(path), "%s/sys/bus/xen-backend/devices/vif-1-1", devdir);
+    assert_int_equal(stat(path, &st), 0);
+    snprintf(path, sizeof(path), "%s/sys/bus/xen-backend/devices/vbd-1-268439552/statistics/wr_sect", devdir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(read_counter_file("class/net/vif1.0/statistics/rx_bytes") == 0);
+
+    t0 = io->created > cpu->created ? io->created : cpu->created;
+    host->last_tick = t0;
+    for (i = 1; i <= 300; i++) /* 3 s */
+        emu_host_tick(host, t0 + (uint64_t)i * 10000000ULL);
+    dev = emu_device_find(io, EMU_DEVICE_VBD, 202 << 8);
+    assert_non_null(dev);
+    assert_true(dev->counter[1] + dev->counter[2] > 0); /* rd_req + wr_req */
+    /* what the tree shows is at most one showing behind */
+    assert_true(read_counter_file("bus/xen-backend/devices/vbd-1-51712/statistics/rd_req") <= dev->counter[1]);
+    emu_devices_show(host, io, t0 + 3000000000ULL, true);
+    assert_true(read_counter_file("bus/xen-backend/devices/vbd-1-51712/statistics/rd_req") == dev->counter[1]);
+    assert_true(read_counter_file("class/net/vif1.1/statistics/tx_packets") ==
+                emu_device_find(io, EMU_DEVICE_VIF, 1)->counter[5]);
+    assert_true(emu_device_find(io, EMU_DEVICE_VIF, 1)->counter[5] > 0);
+    /* a cpu-bound domain never waits for I/O */
+    for (i = 0; i < (int)cpu->nr_devices; i++)
+        for (int c = 0; c < EMU_DEVICE_COUNTERS; c++)
+            assert_true(cpu->devices[i].counter[c] == 0);
+
+    /* set, attach, detach */
+    dev = emu_device_find(cpu, EMU_DEVICE_VIF, 0);
+    assert_int_equal(emu_device_set(host, cpu, dev, 7, UINT64_MAX), 0);
+    assert_true(read_counter_file("class/net/vif2.0/statistics/tx_dropped") == UINT64_MAX);
+    assert_int_equal(emu_device_set(host, cpu, emu_device_find(cpu, EMU_DEVICE_VBD, 202 << 8), 7, 1), -EINVAL);
+    assert_int_equal(emu_device_attach(host, 2, EMU_DEVICE_VIF, UINT32_MAX, NULL, false), 1);
+    assert_int_equal(emu_device_attach(host, 2, EMU_DEVICE_VIF, 1, NULL, false), -EEXIST);
+    assert_int_equal(emu_device_attach(host, 2, EMU_DEVICE_VIF, 65536, NULL, false), -EINVAL);
+    assert_int_equal(emu_device_attach(host, 2, EMU_DEVICE_VBD, 0, "sda", false), -EINVAL);
+    assert_int_equal(emu_device_attach(host, 9, EMU_DEVICE_VIF, 0, NULL, false), -ESRCH);
+    assert_int_equal(emu_device_attach(host, 2, EMU_DEVICE_VBD, 0, "xvdb", false), 202 << 8 | 1 << 4);
+    snprintf(path, sizeof(path), "%s/sys/class/net/vif2.1/statistics/rx_bytes", devdir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(emu_device_detach(host, 2, EMU_DEVICE_VIF, 1), 0);
+    assert_int_equal(emu_device_detach(host, 2, EMU_DEVICE_VIF, 1), -ENODEV);
+    assert_int_equal(stat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/sys/bus/xen-backend/devices/vif-2-1", devdir);
+    assert_int_equal(stat(path, &st), -1);
+    for (i = 2; i < 66; i++)
+        assert_int_equal(emu_device_attach(host, 2, EMU_DEVICE_VIF, UINT32_MAX, NULL, false),
+                         i - 1 < EMU_MAX_DEVICES ? i - 1 : -ENOSPC);
+
+    /* a destroyed domain takes its tree along */
+    assert_int_equal(emu_domain_destroy(host, 1), 0);
+    snprintf(path, sizeof(path), "%s/sys/class/net/vif1.0", devdir);
+    assert_int_equal(stat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/sys/bus/xen-backend/devices/vbd-1-51712", devdir);
+    assert_int_equal(stat(path, &st), -1);
+    emu_host_fini(host);
+    free(host);
+    assert_int_equal(rmdir(devdir), 0); /* nothing left behind */
+}
+
+/* A lingering destroy: dying, stopped, then gone when the scheduler's clock passes the linger. */
+static void test_dying(void **state)
+{
+    struct emu_host *host = *state;
+    struct emu_domain_spec s;
+    struct emu_domain *d;
+    uint64_t cpu, free_kib;
+    int id, i;
+
+    spec(&s, "name=doomed,vcpus=2,workload=cpu,memory=8M");
+    id = emu_domain_create(host, &s);
+    assert_true(id > 0);
+    d = emu_domain_find(host, (uint32_t)id);
+    for (i = 1; i <= 10; i++)
+        emu_host_tick(host, host->last_tick + 10000000ULL);
+    free_kib = host->free_memory_kib;
+    assert_int_equal(emu_domain_kill(host, 0, 1000), -EPERM);
+    assert_int_equal(emu_domain_kill(host, 9999, 1000), -ESRCH);
+    assert_int_equal(emu_domain_kill(host, (uint32_t)id, EMU_MAX_LINGER_NS + 1), -EINVAL);
+    assert_int_equal(emu_domain_kill(host, (uint32_t)id, 500000000ULL), 0);
+    assert_true(emu_domain_find(host, (uint32_t)id) == d);
+    assert_true(d->dying);
+    assert_int_equal(emu_domain_flags(d), XENSTATS_DOMAIN_DYING);
+    assert_int_equal(emu_domain_pause(host, (uint32_t)id), -EINVAL);
+    assert_int_equal(emu_domain_shutdown(host, (uint32_t)id, XENSTATS_SHUTDOWN_POWEROFF), -EINVAL);
+    assert_int_equal(emu_domain_set_target(host, (uint32_t)id, 4096), -EINVAL);
+    cpu = emu_domain_cpu_time(d, host->last_tick);
+    for (i = 1; i <= 40; i++) /* 400 ms of its 500 */
+        emu_host_tick(host, host->last_tick + 10000000ULL);
+    d = emu_domain_find(host, (uint32_t)id);
+    assert_non_null(d);
+    assert_true(emu_domain_cpu_time(d, host->last_tick) == cpu); /* stopped */
+    assert_true(host->free_memory_kib == free_kib);              /* still held */
+    spec(&s, "name=doomed");
+    assert_true(emu_domain_create(host, &s) > id); /* the name is free */
+    for (i = 1; i <= 11; i++)
+        emu_host_tick(host, host->last_tick + 10000000ULL);
+    assert_null(emu_domain_find(host, (uint32_t)id));
+    assert_true(host->free_memory_kib == free_kib + 8192 - EMU_DEFAULT_MEMORY_KIB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spec_parse),
         cmocka_unit_test(test_create_destroy),
         cmocka_unit_test(test_scheduler_accounting),
+        cmocka_unit_test(test_vdev),
+        cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_dying),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -20,6 +20,7 @@
 #include <xenstats/vcpu.h>
 
 #include "platform/platform.h"
+#include "platform/xen_backend.h"
 #include "vcpu/reader.h"
 #include "vcpu_fallback.h"
 
@@ -335,6 +336,19 @@ static void test_xen_backend_without_xen(void **state)
     xenstats_host_close(host);
 }
 
+/* libxenctrl is loaded, not linked: the soname the build names is there
+ * and has every call the backend makes. */
+static void test_xenctrl_loads(void **state)
+{
+    const struct xen_ctrl *ctrl = xen_ctrl_load();
+
+    (void)state;
+    assert_non_null(ctrl);
+    assert_non_null(ctrl->interface_open);
+    assert_non_null(ctrl->getcpuinfo);
+    assert_ptr_equal(xen_ctrl_load(), ctrl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +358,7 @@ int main(void)
         cmocka_unit_test_setup(test_open_errors, setup),
         cmocka_unit_test_setup(test_no_such_resource, setup),
         cmocka_unit_test_setup(test_xen_backend_without_xen, setup),
+        cmocka_unit_test(test_xenctrl_loads),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,6 +81,53 @@ static int write_memory(uint32_t tx, const struct emu_domain *d, bool static_max
     return r;
 }
 
+/*
+ * The backend nodes libxl writes in dom0's home for each device, as the
+ * backends' drivers find them (blkback's `dev` names the vbd), and the
+ * frontend's pointer to them: rewritten whole when the list changes.
+ */
+static int write_devices(uint32_t tx, const struct emu_domain *d)
+{
+    static const char *const kinds[] = {[EMU_DEVICE_VIF] = "vif", [EMU_DEVICE_VBD] = "vbd"};
+    char path[160], be[96];
+    uint32_t i;
+    size_t k;
+    int r = 0;
+
+    for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+        snprintf(path, sizeof(path), "/local/domain/0/backend/%s/%u", kinds[k], d->domid);
+        xst_rm(module.toolstack, tx, path);
+        if (d->domid != 0) {
+            snprintf(path, sizeof(path), "/local/domain/%u/device/%s", d->domid, kinds[k]);
+            xst_rm(module.toolstack, tx, path);
+        }
+    }
+    for (i = 0; r == 0 && i < d->nr_devices; i++) {
+        const struct emu_device *dev = &d->devices[i];
+        const char *kind = kinds[dev->kind];
+
+        snprintf(be, sizeof(be), "/local/domain/0/backend/%s/%u/%u", kind, d->domid, dev->devid);
+        snprintf(path, sizeof(path), "%s/frontend-id", be);
+        r = writef(tx, path, "%u", d->domid);
+        snprintf(path, sizeof(path), "%s/state", be);
+        if (r == 0)
+            r = writef(tx, path, "4"); /* XenbusStateConnected */
+        snprintf(path, sizeof(path), "%s/%s", be, dev->kind == EMU_DEVICE_VIF ? "handle" : "dev");
+        if (r == 0 && dev->kind == EMU_DEVICE_VIF)
+            r = writef(tx, path, "%u", dev->devid);
+        else if (r == 0)
+            r = writef(tx, path, "%s", dev->vdev);
+        if (r < 0 || d->domid == 0)
+            continue;
+        snprintf(path, sizeof(path), "/local/domain/%u/device/%s/%u/backend", d->domid, kind, dev->devid);
+        r = writef(tx, path, "%s", be);
+        snprintf(path, sizeof(path), "/local/domain/%u/device/%s/%u/backend-id", d->domid, kind, dev->devid);
+        if (r == 0)
+            r = writef(tx, path, "0");
+    }
+    return r;
+}
+
 static int write_domain(uint32_t tx, const struct emu_domain *d)
 {
     const struct xs_perm roperm[] = {{0, XS_STORE_PERM_NONE}, {d->domid, XS_STORE_PERM_READ}};
@@ -121,8 +168,10 @@ static int write_domain(uint32_t tx, const struct emu_domain *d)
         r = xst_write(module.toolstack, tx, path, d->spec.name, strlen(d->spec.name));
     if (r < 0)
         return r;
-    if (d->domid == 0)
-        return write_memory(tx, d, true);
+    if (d->domid == 0) {
+        r = write_memory(tx, d, true);
+        return r < 0 ? r : write_devices(tx, d);
+    }
 
     for (i = 0; r == 0 && i < ARRAY_SIZE(ro_paths); i++) {
         snprintf(path, sizeof(path), "%s/%s", home, ro_paths[i]);
@@ -143,7 +192,9 @@ static int write_domain(uint32_t tx, const struct emu_domain *d)
         snprintf(path, sizeof(path), "%s/cpu/%zu/availability", home, i);
         r = writef(tx, path, "%s", d->vcpus[i].offline ? "offline" : "online");
     }
-    return r < 0 ? r : write_memory(tx, d, true);
+    if (r == 0)
+        r = write_memory(tx, d, true);
+    return r < 0 ? r : write_devices(tx, d);
 }
 
 static void module_fini(void)
@@ -178,7 +229,7 @@ static int module_init(struct emu_host *host)
 
 /* Write the nodes in one transaction, as libxl does, retrying on a
  * conflict with a guest writing at the same moment. */
-static int write_domain_nodes(const struct emu_domain *d)
+static int write_domain_nodes(const struct emu_domain *d, int (*write)(uint32_t tx, const struct emu_domain *d))
 {
     int attempt, r = -EAGAIN;
 
@@ -188,7 +239,7 @@ static int write_domain_nodes(const struct emu_domain *d)
         r = xst_transaction_start(module.toolstack, 0, &tx);
         if (r < 0)
             return r;
-        r = write_domain(tx, d);
+        r = write(tx, d);
         if (r < 0) {
             xst_transaction_end(module.toolstack, tx, false);
             return r;
@@ -202,6 +253,11 @@ static void remove_domain_nodes(uint32_t domid)
 {
     char home[64], path[96], vm[XS_PATH_MAX + 1];
     size_t len = 0;
+
+    snprintf(path, sizeof(path), "/local/domain/0/backend/vif/%u", domid);
+    xst_rm(module.toolstack, 0, path);
+    snprintf(path, sizeof(path), "/local/domain/0/backend/vbd/%u", domid);
+    xst_rm(module.toolstack, 0, path);
 
     snprintf(home, sizeof(home), "/local/domain/%u", domid);
     snprintf(path, sizeof(path), "%s/vm", home);
@@ -223,7 +279,7 @@ static int domain_created(struct emu_host *host, struct emu_domain *d, void *dat
             return r;
     }
     module.ndomains++;
-    r = write_domain_nodes(d);
+    r = write_domain_nodes(d, write_domain);
     if (r == 0)
         r = xs_server_add_domain(module.server, d->domid);
     if (r == 0)
@@ -259,6 +315,8 @@ static void domain_changed(struct emu_host *host, struct emu_domain *d, enum emu
         return;
     if (what == EMU_CHANGE_TARGET)
         r = write_memory(0, d, false);
+    else if (what == EMU_CHANGE_DEVICES)
+        r = write_domain_nodes(d, write_devices);
     if (r < 0)
         log_error("xenstore: domain %u: %s", d->domid, strerror(-r));
 }

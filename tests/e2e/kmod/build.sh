@@ -24,7 +24,7 @@ modinfo -F vermagic "$ROOT/kmod/xenstats.ko" | grep -q "^$KVER " ||
 
 [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
 ninja -C "$MB" xenstats tests/pvstats/pv_test_provider libxenstats-internal.a >/dev/null
-XLIBS=$(pkg-config --libs json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xentoollog)
+XLIBS=$(pkg-config --libs json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xencall xentoollog)
 CFLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -I$ROOT/include -I$ROOT/lib"
 # shellcheck disable=SC2086
 cc $CFLAGS -o "$MB/xen_e2e" "$ROOT/tests/e2e/xen/xen_e2e.c" "$MB/libxenstats-internal.a" $XLIBS -lpthread -lm

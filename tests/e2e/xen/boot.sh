@@ -17,7 +17,7 @@ DOM0_EXTRA=${E2E_DOM0_EXTRA:-}
 mkdir -p "$(dirname "$LOG")"
 : >"$LOG"
 
-XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=${E2E_DOM0_VCPUS:-1}"
+XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all conring_size=1M dom0_mem=768M,max:768M dom0_max_vcpus=${E2E_DOM0_VCPUS:-1}"
 DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 cryptomgr.notests $DOM0_EXTRA"
 START=$(date +%s)
 elapsed() { echo $(($(date +%s) - START)); }

@@ -27,7 +27,7 @@ DOMU_VCPUS=${DOMU_VCPUS:-4}
 KVER=$(initramfs_kver "$PKGROOT")
 
 # ---- binaries
-XE_LIBS="json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xentoollog"
+XE_LIBS="json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xencall xentoollog"
 XE_FLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE"
 if [ "$XEN_VERSION" = 4.17 ]; then
     [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
@@ -78,6 +78,8 @@ test_programs "$D0"
 # hotplug scripts busybox can run; Debian's xentop to compare with
 initramfs_backends "$D0"
 initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-$XEN_VERSION/bin/xentop" /usr/bin/xentop
+# the real ethtool, to compare netback's own statistics with
+initramfs_bin "$D0" "$(command -v ethtool || echo /usr/sbin/ethtool)" /usr/sbin/ethtool
 install -m644 "$HERE/figures.sh" "$D0/figures.sh"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"

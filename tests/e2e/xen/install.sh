@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Install what the Xen end-to-end test needs.  Host side (apt-get install):
 # QEMU (software emulation, no KVM), busybox-static and cpio for the
-# initramfs images, plus the project's build dependencies.  Guest side
+# initramfs images, ethtool to copy into dom0, plus the project's build dependencies.  Guest side
 # (apt-get download + dpkg-deb -x, cached under $E2E_DIR/cache): Debian's
 # Xen 4.17 hypervisor and tools and a Debian kernel, only extracted so that
 # no boot hooks run and no Xen daemon starts on the host.  Idempotent.
@@ -20,7 +20,7 @@ SUDO=
 APT_OPTS=(-o DPkg::Lock::Timeout=600 -y -q)
 export DEBIAN_FRONTEND=noninteractive
 
-HOST_PACKAGES="qemu-system-x86 busybox-static cpio gzip kmod libgcc-s1"
+HOST_PACKAGES="qemu-system-x86 busybox-static cpio gzip kmod libgcc-s1 ethtool"
 missing=
 for p in $HOST_PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

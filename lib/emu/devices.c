@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The emulated host's backend devices: each domain's vifs and vbds, their
+ * counters (set by the toolstack's commands, or moved by the domain's I/O
+ * bursts), and the sysfs-like tree under <run dir>/sys that dom0 readers
+ * scan as they scan /sys on Xen (lib/platform/backend_devices.h).
+ */
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emu_private.h"
+#include "platform/emu_layout.h"
+
+/*
+ * How often moving counters reach the tree, per domain: readers sample
+ * every second or so, and a thousand domains' devices rewritten ten
+ * times a second would cost the emulator more than the agent it serves.
+ */
+#define SHOW_INTERVAL_NS 1000000000ULL
+/* One burst of an idle guest in this many does I/O (timers, housekeeping). */
+#define IDLE_IO_ONE_IN 8
+
+#define BUS_DIR "bus/xen-backend/devices"
+#define NET_DIR "class/net"
+
+static const char *const vif_counters[EMU_VIF_COUNTERS] = {
+    "rx_bytes", "rx_packets", "rx_errors", "rx_dropped", "tx_bytes", "tx_packets", "tx_errors", "tx_dropped",
+    /* netback's own, as SIOCETHTOOL names them on Xen */
+    "rx_gso_checksum_fixup", "tx_zerocopy_sent", "tx_zerocopy_success", "tx_zerocopy_fail", "tx_frag_overflow",
+};
+static const char *const vbd_counters[EMU_VBD_COUNTERS] = {
+    "oo_req", "rd_req", "wr_req", "f_req", "ds_req", "rd_sect", "wr_sect",
+};
+enum { RX_BYTES, RX_PACKETS, RX_ERRORS, RX_DROPPED, TX_BYTES, TX_PACKETS };
+enum { NB_CSUM_FIXUP = EMU_VIF_STATISTICS, NB_ZC_SENT, NB_ZC_SUCCESS, NB_ZC_FAIL };
+enum { OO_REQ, RD_REQ, WR_REQ, F_REQ, DS_REQ, RD_SECT, WR_SECT };
+
+/* Xen's PV disk numbering (xen/include/public/io/blkif.h, "vdev"). */
+#define XVD_MAJOR 202u
+#define XVD_EXTENDED (1u << 28)
+#define XVD_LETTERS_MAX 3
+
+const char *const *emu_device_counter_names(enum emu_device_kind kind, unsigned int *ret_count)
+{
+    *ret_count = kind == EMU_DEVICE_VIF ? EMU_VIF_COUNTERS : EMU_VBD_COUNTERS;
+    return kind == EMU_DEVICE_VIF ? vif_counters : vbd_counters;
+}
+
+int emu_device_counter_index(enum emu_device_kind kind, const char *name)
+{
+    unsigned int n, i;
+    const char *const *names = emu_device_counter_names(kind, &n);
+
+    for (i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return (int)i;
+    return -EINVAL;
+}
+
+int emu_vbd_vdev_parse(const char *vdev, uint32_t *ret_devid)
+{
+    size_t n, i;
+    uint32_t disk = 0;
+
+    if (strncmp(vdev, "xvd", 3))
+        return -EINVAL;
+    vdev += 3;
+    n = strlen(vdev);
+    if (n == 0 || n > XVD_LETTERS_MAX)
+        return -EINVAL;
+    /* bijective base 26: a..z are 1..26 in every place, xvda is disk 0 */
+    for (i = 0; i < n; i++) {
+        if (vdev[i] < 'a' || vdev[i] > 'z')
+            return -EINVAL;
+        disk = disk * 26 + (uint32_t)(vdev[i] - 'a' + 1);
+    }
+    disk -= 1;
+    *ret_devid = disk < 16 ? XVD_MAJOR << 8 | disk << 4 : XVD_EXTENDED | disk << 8;
+    return 0;
+}
+
+int emu_vbd_vdev_name(uint32_t disk, char buf[8])
+{
+    char letters[XVD_LETTERS_MAX];
+    size_t n = 0, i;
+    uint64_t v = (uint64_t)disk + 1;
+
+    while (v && n < XVD_LETTERS_MAX) {
+        letters[n++] = (char)('a' + (v - 1) % 26);
+        v = (v - 1) / 26;
+    }
+    if (v)
+        return -ERANGE;
+    memcpy(buf, "xvd", 3);
+    for (i = 0; i < n; i++)
+        buf[3 + i] = letters[n - 1 - i];
+    buf[3 + n] = '\0';
+    return 0;
+}
+
+/* ---- the tree -------------------------------------------------------------- */
+
+/* A device's directory (its statistics/ inside), under a hidden name with a prefix. */
+static int device_dir(const struct emu_host *host, uint32_t domid, const struct emu_device *dev, const char *prefix,
+                      char *buf, size_t len)
+{
+    if (dev->kind == EMU_DEVICE_VIF)
+        return emu_host_path(host, buf, len, "%s/" NET_DIR "/%svif%u.%u", EMU_SYSFS_DIR, prefix, domid, dev->devid);
+    return emu_host_path(host, buf, len, "%s/" BUS_DIR "/%svbd-%u-%u", EMU_SYSFS_DIR, prefix, domid, dev->devid);
+}
+
+static int bus_entry(const struct emu_host *host, uint32_t domid, const struct emu_device *dev, char *buf,
+                     size_t len)
+{
+    return emu_host_path(host, buf, len, "%s/" BUS_DIR "/vif-%u-%u", EMU_SYSFS_DIR, domid, dev->devid);
+}
+
+/* Where counter i of a device lives: sysfs's statistics/, or ethtool/ for netback's own. */
+static const char *counter_dir(const struct emu_device *dev, unsigned int i)
+{
+    return dev->kind == EMU_DEVICE_VIF && i >= EMU_VIF_STATISTICS ? "ethtool" : "statistics";
+}
+
+static int write_counter(const char *dir, const char *sub, const char *name, uint64_t value)
+{
+    char path[PATH_MAX], text[24];
+    int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)value);
+
+    if (snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, name) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    return write_file_atomic(path, text, (size_t)n, 0444);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (type == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+/* Our own tree only: depth-first, never following a link. */
+static void remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static int device_tree_add(struct emu_host *host, struct emu_domain *d, struct emu_device *dev)
+{
+    char tmp[PATH_MAX], final[PATH_MAX], stats[PATH_MAX + 16], ethtool[PATH_MAX + 16], bus[PATH_MAX];
+    unsigned int n, i;
+    const char *const *names = emu_device_counter_names(dev->kind, &n);
+    int r;
+
+    if ((r = device_dir(host, d->domid, dev, ".new-", tmp, sizeof(tmp))) < 0 ||
+        (r = device_dir(host, d->domid, dev, "", final, sizeof(final))) < 0 ||
+        (r = bus_entry(host, d->domid, dev, bus, sizeof(bus))) < 0)
+        return r;
+    remove_tree(tmp);
+    snprintf(stats, sizeof(stats), "%s/statistics", tmp);
+    snprintf(ethtool, sizeof(ethtool), "%s/ethtool", tmp);
+    if (mkdir(tmp, 0755) < 0 || mkdir(stats, 0755) < 0 ||
+        (dev->kind == EMU_DEVICE_VIF && mkdir(ethtool, 0755) < 0)) {
+        r = negative_errno();
+        goto fail;
+    }
+    for (i = 0; i < n; i++) {
+        r = write_counter(tmp, counter_dir(dev, i), names[i], dev->counter[i]);
+        if (r < 0)
+            goto fail;
+        dev->shown[i] = dev->counter[i];
+    }
+    /* complete before it is seen; a vif's bus entry last, as netback's
+     * interface exists before its backend device is listed */
+    if (rename(tmp, final) < 0) {
+        r = negative_errno();
+        goto fail;
+    }
+    if (dev->kind == EMU_DEVICE_VIF && mkdir(bus, 0755) < 0 && errno != EEXIST) {
+        r = negative_errno();
+        remove_tree(final);
+        return r;
+    }
+    dev->in_tree = true;
+    return 0;
+fail:
+    remove_tree(tmp);
+    return r;
+}
+
+static void device_tree_remove(struct emu_host *host, struct emu_domain *d, struct emu_device *dev)
+{
+    char live[PATH_MAX], dead[PATH_MAX], bus[PATH_MAX];
+
+    if (!dev->in_tree)
+        return;
+    dev->in_tree = false;
+    if (dev->kind == EMU_DEVICE_VIF && bus_entry(host, d->domid, dev, bus, sizeof(bus)) == 0)
+        rmdir(bus);
+    if (device_dir(host, d->domid, dev, "", live, sizeof(live)) < 0 ||
+        device_dir(host, d->domid, dev, ".dead-", dead, sizeof(dead)) < 0)
+        return;
+    /* gone at once for a reader; the files after */
+    if (rename(live, dead) == 0)
+        remove_tree(dead);
+    else
+        remove_tree(live);
+}
+
+static int show_device(struct emu_host *host, struct emu_domain *d, struct emu_device *dev)
+{
+    char dir[PATH_MAX];
+    unsigned int n, i;
+    const char *const *names = emu_device_counter_names(dev->kind, &n);
+    int r;
+
+    if (!dev->in_tree)
+        return 0;
+    r = device_dir(host, d->domid, dev, "", dir, sizeof(dir));
+    for (i = 0; r == 0 && i < n; i++) {
+        if (dev->shown[i] == dev->counter[i])
+            continue;
+        r = write_counter(dir, counter_dir(dev, i), names[i], dev->counter[i]);
+        if (r == 0)
+            dev->shown[i] = dev->counter[i];
+    }
+    return r;
+}
+
+int emu_devices_init(struct emu_host *host)
+{
+    static const char *const dirs[] = {"", "/bus", "/bus/xen-backend", "/" BUS_DIR, "/class", "/" NET_DIR};
+    char path[PATH_MAX];
+    size_t i;
+    int r;
+
+    r = emu_host_path(host, path, sizeof(path), "%s", EMU_SYSFS_DIR);
+    if (r < 0)
+        return r;
+    remove_tree(path); /* left by an emulator that died */
+    for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+        r = emu_host_path(host, path, sizeof(path), "%s%s", EMU_SYSFS_DIR, dirs[i]);
+        if (r < 0)
+            return r;
+        if (mkdir(path, 0755) < 0)
+            return negative_errno();
+    }
+    return 0;
+}
+
+void emu_devices_fini(struct emu_host *host)
+{
+    char path[PATH_MAX];
+
+    if (emu_host_path(host, path, sizeof(path), "%s", EMU_SYSFS_DIR) == 0)
+        remove_tree(path);
+}
+
+/* ---- the list ---------------------------------------------------------------- */
+
+struct emu_device *emu_device_find(struct emu_domain *d, enum emu_device_kind kind, uint32_t devid)
+{
+    uint32_t i;
+
+    for (i = 0; i < d->nr_devices; i++)
+        if (d->devices[i].kind == kind && d->devices[i].devid == devid)
+            return &d->devices[i];
+    return NULL;
+}
+
+static uint32_t count_kind(const struct emu_domain *d, enum emu_device_kind kind)
+{
+    uint32_t i, n = 0;
+
+    for (i = 0; i < d->nr_devices; i++)
+        n += d->devices[i].kind == kind;
+    return n;
+}
+
+/* Insert in (kind, devid) order; the new device, or NULL and -errno in *ret. */
+static struct emu_device *insert(struct emu_domain *d, enum emu_device_kind kind, uint32_t devid, const char *vdev,
+                                 bool traffic, int *ret)
+{
+    struct emu_device *grown;
+    uint32_t at;
+
+    if (emu_device_find(d, kind, devid)) {
+        *ret = -EEXIST;
+        return NULL;
+    }
+    if (count_kind(d, kind) >= EMU_MAX_DEVICES) {
+        *ret = -ENOSPC;
+        return NULL;
+    }
+    grown = realloc(d->devices, (d->nr_devices + 1) * sizeof(*grown));
+    if (!grown) {
+        *ret = -ENOMEM;
+        return NULL;
+    }
+    d->devices = grown;
+    for (at = 0; at < d->nr_devices; at++) {
+        const struct emu_device *x = &d->devices[at];
+
+        if (x->kind > kind || (x->kind == kind && x->devid > devid))
+            break;
+    }
+    memmove(&d->devices[at + 1], &d->devices[at], (d->nr_devices - at) * sizeof(*grown));
+    d->nr_devices++;
+    memset(&d->devices[at], 0, sizeof(*grown));
+    d->devices[at].kind = kind;
+    d->devices[at].devid = devid;
+    d->devices[at].traffic = traffic;
+    if (vdev)
+        snprintf(d->devices[at].vdev, sizeof(d->devices[at].vdev), "%s", vdev);
+    *ret = 0;
+    return &d->devices[at];
+}
+
+int emu_devices_from_spec(struct emu_domain *d)
+{
+    uint32_t i, devid;
+    int r = 0;
+
+    for (i = 0; r == 0 && i < d->spec.nr_vifs; i++)
+        insert(d, EMU_DEVICE_VIF, i, NULL, d->spec.traffic, &r);
+    for (i = 0; r == 0 && i < d->spec.nr_vbds; i++) {
+        r = emu_vbd_vdev_parse(d->spec.vbds[i], &devid);
+        if (r == 0)
+            insert(d, EMU_DEVICE_VBD, devid, d->spec.vbds[i], d->spec.traffic, &r);
+    }
+    return r;
+}
+
+int emu_devices_publish(struct emu_host *host, struct emu_domain *d)
+{
+    uint32_t i;
+    int r = 0;
+
+    for (i = 0; r == 0 && i < d->nr_devices; i++)
+        r = device_tree_add(host, d, &d->devices[i]);
+    d->devices_shown_at = host->last_tick;
+    if (r < 0)
+        emu_devices_unpublish(host, d);
+    return r;
+}
+
+void emu_devices_unpublish(struct emu_host *host, struct emu_domain *d)
+{
+    uint32_t i;
+
+    for (i = 0; i < d->nr_devices; i++)
+        device_tree_remove(host, d, &d->devices[i]);
+}
+
+int emu_device_attach(struct emu_host *host, uint32_t domid, enum emu_device_kind kind, uint32_t devid,
+                      const char *vdev, bool traffic)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+    struct emu_device *dev;
+    int r;
+
+    if (!d)
+        return -ESRCH;
+    if (kind == EMU_DEVICE_VBD) {
+        if (!vdev || emu_vbd_vdev_parse(vdev, &devid) < 0)
+            return -EINVAL;
+    } else if (devid == UINT32_MAX) {
+        for (devid = 0; devid <= EMU_MAX_VIF_DEVID && emu_device_find(d, kind, devid); devid++)
+            ;
+    }
+    if (kind == EMU_DEVICE_VIF && devid > EMU_MAX_VIF_DEVID)
+        return -EINVAL;
+    dev = insert(d, kind, devid, kind == EMU_DEVICE_VBD ? vdev : NULL, traffic, &r);
+    if (!dev)
+        return r;
+    /* the toolstack's nodes first: a reader that sees the device finds its name */
+    emu_host_tell_modules(host, d, EMU_CHANGE_DEVICES);
+    r = device_tree_add(host, d, dev);
+    if (r < 0) {
+        emu_device_detach(host, domid, kind, devid);
+        return r;
+    }
+    log_info("domain %u: attached %s %u", domid, kind == EMU_DEVICE_VIF ? "vif" : "vbd", devid);
+    return (int)devid;
+}
+
+int emu_device_detach(struct emu_host *host, uint32_t domid, enum emu_device_kind kind, uint32_t devid)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+    struct emu_device *dev;
+    uint32_t at;
+
+    if (!d)
+        return -ESRCH;
+    dev = emu_device_find(d, kind, devid);
+    if (!dev)
+        return -ENODEV;
+    device_tree_remove(host, d, dev);
+    at = (uint32_t)(dev - d->devices);
+    memmove(&d->devices[at], &d->devices[at + 1], (d->nr_devices - at - 1) * sizeof(*dev));
+    d->nr_devices--;
+    emu_host_tell_modules(host, d, EMU_CHANGE_DEVICES);
+    return 0;
+}
+
+int emu_device_set(struct emu_host *host, struct emu_domain *d, struct emu_device *dev, unsigned int counter,
+                   uint64_t value)
+{
+    if (counter >= (dev->kind == EMU_DEVICE_VIF ? EMU_VIF_COUNTERS : EMU_VBD_COUNTERS))
+        return -EINVAL;
+    dev->counter[counter] = value;
+    return show_device(host, d, dev);
+}
+
+/* ---- traffic ----------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ULL;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void add(uint64_t *counter, uint64_t n)
+{
+    *counter = *counter > UINT64_MAX - n ? UINT64_MAX : *counter + n; /* counters saturate */
+}
+
+/* Bursts kept for the next showing at most: bounds the cost of one. */
+#define IO_PENDING_MAX 4096
+
+void emu_devices_io(struct emu_domain *d, bool idle)
+{
+    if (!d->nr_devices || (idle && rng_next(&d->io_rng) % IDLE_IO_ONE_IN))
+        return;
+    if (d->io_pending < IO_PENDING_MAX)
+        d->io_pending++;
+}
+
+/* One I/O burst: a few packets each way on every vif, one request on every vbd. */
+static void burst(struct emu_domain *d, struct emu_device *dev)
+{
+    uint64_t r = rng_next(&d->io_rng), packets, sectors;
+
+    if (dev->kind == EMU_DEVICE_VIF) {
+        packets = 1 + r % 4;
+        add(&dev->counter[RX_PACKETS], packets);
+        add(&dev->counter[RX_BYTES], packets * (64 + (r >> 8) % 1437));
+        /* the guest's transmit goes on without a copy; one burst in eight
+         * is copied after all, one in sixteen needs its checksum set up */
+        add(&dev->counter[NB_ZC_SENT], packets);
+        add(&dev->counter[(r >> 44) % 8 ? NB_ZC_SUCCESS : NB_ZC_FAIL], packets);
+        if ((r >> 48) % 16 == 0)
+            add(&dev->counter[NB_CSUM_FIXUP], 1);
+        packets = 1 + (r >> 20) % 3;
+        add(&dev->counter[TX_PACKETS], packets);
+        add(&dev->counter[TX_BYTES], packets * (64 + (r >> 28) % 1437));
+        return;
+    }
+    sectors = 8 * (1 + (r >> 8) % 16); /* 4 KiB to 64 KiB */
+    if (r % 3) {
+        add(&dev->counter[RD_REQ], 1);
+        add(&dev->counter[RD_SECT], sectors);
+    } else {
+        add(&dev->counter[WR_REQ], 1);
+        add(&dev->counter[WR_SECT], sectors);
+        if ((r >> 40) % 8 == 0)
+            add(&dev->counter[F_REQ], 1);
+    }
+}
+
+void emu_devices_show(struct emu_host *host, struct emu_domain *d, uint64_t now, bool force)
+{
+    uint32_t i;
+
+    if (!d->nr_devices) {
+        d->io_pending = 0;
+        return;
+    }
+    if (!force && now - d->devices_shown_at < SHOW_INTERVAL_NS)
+        return;
+    for (; d->io_pending; d->io_pending--)
+        for (i = 0; i < d->nr_devices; i++)
+            if (d->devices[i].traffic)
+                burst(d, &d->devices[i]);
+    for (i = 0; i < d->nr_devices; i++)
+        if (show_device(host, d, &d->devices[i]) < 0)
+            break; /* tried again next time: shown[] says what the tree holds */
+    d->devices_shown_at = now;
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent's endpoint parts on their own: Accept-Encoding, the gzip
+ * encoder, the Authorization header, the bcrypt cache and budget, and the
+ * --web-config parser.
+ */
+#include <crypt.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "export/export.h"
+
+#include "../../tools/http_auth.c"
+#include "../../tools/http_encoding.c"
+#include "../../tools/web_config.c"
+
+#define MS 1000000ULL
+
+/* ---- Accept-Encoding ---------------------------------------------------------- */
+
+static void test_accepts_gzip(void **state)
+{
+    static const char *const yes[] = {
+        "gzip", "GZip", "x-gzip", "deflate, gzip", "gzip;q=0.001", "gzip ;q=1", "gzip; Q=0.5", "*",
+        "*;q=0.1", "br, *", "gzip;q=0, x-gzip;q=1", " , ,gzip", "gzip;level=9", "identity;q=0, gzip",
+    };
+    static const char *const no[] = {
+        "", "identity", "deflate", "br", "gzip;q=0", "gzip;q=0.000", "gzip;q=0, *", "*;q=0", "gzip;q=",
+        "gzip;q=1.5", "gzip;q=2", "gzip;q=0.0001", "gzip;q=-1", "gzip;q", "gzip;;q=1x", "gzipx", "xgzip",
+        "gzip q=1", "*;q=0, gzip;q=0",
+    };
+
+    (void)state;
+    assert_false(http_accepts_gzip(NULL));
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        if (!http_accepts_gzip(yes[i]))
+            fail_msg("'%s' should accept gzip", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        if (http_accepts_gzip(no[i]))
+            fail_msg("'%s' should not accept gzip", no[i]);
+}
+
+static void test_gzip_round_trip(void **state)
+{
+    size_t len = 3 << 20, out_len = 0;
+    char *text = malloc(len), *out = NULL, *back = malloc(len);
+    uLongf back_len = (uLongf)len;
+    z_stream z = {0};
+
+    (void)state;
+    assert_non_null(text);
+    assert_non_null(back);
+    for (size_t i = 0; i < len; i++)
+        text[i] = "xenstats_vcpu_runstate_seconds_total{domid=\"1\"} 42\n"[i % 51];
+    assert_int_equal(http_gzip_encode(text, len, &out, &out_len), 0);
+    assert_true(out_len < len / 50);
+    assert_int_equal((unsigned char)out[0], 0x1f); /* gzip magic */
+    assert_int_equal((unsigned char)out[1], 0x8b);
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (Bytef *)out;
+    z.avail_in = (uInt)out_len;
+    z.next_out = (Bytef *)back;
+    z.avail_out = (uInt)back_len;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    assert_int_equal(z.total_out, len);
+    inflateEnd(&z);
+    assert_memory_equal(back, text, len);
+    free(out);
+    /* empty input: still a valid gzip member */
+    assert_int_equal(http_gzip_encode("", 0, &out, &out_len), 0);
+    assert_true(out_len >= 18);
+    free(out);
+    free(text);
+    free(back);
+}
+
+/* ---- the snapshot's cache of the encoding -------------------------------------- */
+
+static int encoder_calls, encoder_fails;
+
+static int counting_gzip(const char *text, size_t len, char **ret_data, size_t *ret_len)
+{
+    encoder_calls++;
+    if (encoder_fails)
+        return -ENOMEM;
+    return http_gzip_encode(text, len, ret_data, ret_len);
+}
+
+static void test_snapshot_encoded(void **state)
+{
+    struct snapshot *s = snapshot_new();
+    const char *text, *gz, *again;
+    size_t text_len = 0, gz_len = 0, again_len = 0;
+    char *back;
+    uLongf back_len;
+
+    (void)state;
+    assert_non_null(s);
+    s->backend = "emu";
+    encoder_fails = 1;
+    errno = 0;
+    assert_null(snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &gz_len));
+    assert_int_equal(errno, ENOMEM);
+    encoder_fails = 0;
+    gz = snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &gz_len);
+    assert_non_null(gz);
+    again = snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &again_len);
+    assert_ptr_equal(again, gz); /* kept, not made again */
+    assert_int_equal(again_len, gz_len);
+    assert_int_equal(encoder_calls, 2);
+    /* the text it encodes is the snapshot's own rendering */
+    text = snapshot_render(s, RENDER_PROMETHEUS, &text_len);
+    assert_non_null(text);
+    back_len = (uLongf)text_len + 1;
+    back = malloc(back_len);
+    {
+        z_stream z = {0};
+
+        assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+        z.next_in = (Bytef *)(uintptr_t)gz;
+        z.avail_in = (uInt)gz_len;
+        z.next_out = (Bytef *)back;
+        z.avail_out = (uInt)back_len;
+        assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+        assert_int_equal(z.total_out, text_len);
+        inflateEnd(&z);
+    }
+    assert_memory_equal(back, text, text_len);
+    free(back);
+    /* another format: its own encoding */
+    assert_non_null(snapshot_render_encoded(s, RENDER_JSON, counting_gzip, &again_len));
+    assert_int_equal(encoder_calls, 3);
+    snapshot_unref(s); /* frees the encodings too (ASan's leak check) */
+}
+
+/* ---- Authorization ------------------------------------------------------------- */
+
+static void test_basic_credentials(void **state)
+{
+    char user[HTTP_AUTH_USER_MAX], password[HTTP_AUTH_PASSWORD_MAX];
+    char big[1024];
+
+    (void)state;
+    assert_int_equal(http_basic_credentials("Basic dXNlcjpwYXNz", user, password), 0); /* user:pass */
+    assert_string_equal(user, "user");
+    assert_string_equal(password, "pass");
+    assert_int_equal(http_basic_credentials("basic  dXNlcjpwYXNz  ", user, password), 0);
+    /* "a:b:c": the password holds the later colons */
+    assert_int_equal(http_basic_credentials("Basic YTpiOmM=", user, password), 0);
+    assert_string_equal(user, "a");
+    assert_string_equal(password, "b:c");
+    /* ":" : empty user and password */
+    assert_int_equal(http_basic_credentials("Basic Og==", user, password), 0);
+    assert_string_equal(user, "");
+    assert_string_equal(password, "");
+    assert_int_equal(http_basic_credentials("Basic Og", user, password), 0); /* no padding */
+
+    assert_int_equal(http_basic_credentials(NULL, user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Bearer dXNlcjpwYXNz", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Basicx dXNlcjpwYXNz", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Basic", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Basic dXNlcg==", user, password), -EINVAL);    /* no colon */
+    assert_int_equal(http_basic_credentials("Basic dXNlcjpwYXNz x", user, password), -EINVAL); /* two tokens */
+    assert_int_equal(http_basic_credentials("Basic dXNlcjpwYXN!", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Basic dXNlcjpwYXN=", user, password), -EINVAL); /* bits left */
+    assert_int_equal(http_basic_credentials("Basic dXNlcjpwYXNz=", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Basic d", user, password), -EINVAL);
+    assert_int_equal(http_basic_credentials("Basic YQA6Yg==", user, password), -EINVAL); /* "a\0:b" */
+    /* 300 bytes of user */
+    memset(big, 'Q', 402);
+    memcpy(big, "Basic ", 6);
+    memcpy(big + 402, "OnBh", 5); /* ...":pa" */
+    assert_int_equal(http_basic_credentials(big, user, password), -E2BIG);
+}
+
+static char *bcrypt_hash(const char *password, unsigned long cost)
+{
+    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    struct crypt_data data = {0};
+    const char *h;
+
+    assert_non_null(crypt_gensalt_rn("$2b$", cost, NULL, 0, salt, sizeof(salt)));
+    h = crypt_rn(password, salt, &data, sizeof(data));
+    assert_non_null(h);
+    return strdup(h);
+}
+
+static char *basic(const char *user_password)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t len = strlen(user_password), o = 6;
+    char *out = malloc(6 + (len + 2) / 3 * 4 + 1);
+
+    memcpy(out, "Basic ", 6);
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)(unsigned char)user_password[i] << 16;
+
+        if (i + 1 < len)
+            v |= (uint32_t)(unsigned char)user_password[i + 1] << 8;
+        if (i + 2 < len)
+            v |= (unsigned char)user_password[i + 2];
+        out[o++] = alphabet[v >> 18];
+        out[o++] = alphabet[(v >> 12) & 63];
+        out[o++] = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < len ? alphabet[v & 63] : '=';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void test_auth_remembers_and_budgets(void **state)
+{
+    struct web_user users[2] = {{.name = (char *)"prometheus"}, {.name = (char *)"other"}};
+    struct web_config config = {.users = users, .nr_users = 2};
+    struct http_auth_stats st;
+    struct http_auth *a;
+    char *right, *wrong, *unknown, *others;
+    uint64_t now = 1000 * MS;
+
+    (void)state;
+    users[0].hash = bcrypt_hash("right", 4);
+    users[1].hash = bcrypt_hash("theirs", 4);
+    a = http_auth_new(&config);
+    assert_non_null(a);
+    right = basic("prometheus:right");
+    wrong = basic("prometheus:wrong");
+    unknown = basic("nobody:right");
+    others = basic("prometheus:theirs");
+
+    assert_int_equal(http_auth_check(a, NULL, now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, "Basic !", now), HTTP_AUTH_DENIED);
+    http_auth_get_stats(a, &st);
+    assert_int_equal(st.verified, 0); /* no bcrypt for what does not parse */
+
+    /* verified once, then remembered */
+    assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+    http_auth_get_stats(a, &st);
+    assert_int_equal(st.verified, 1);
+    assert_int_equal(st.remembered, 10);
+
+    /* wrong, unknown and another user's password each cost a bcrypt: 3 of the 4 left */
+    assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, unknown, now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, others, now), HTTP_AUTH_DENIED);
+    http_auth_get_stats(a, &st);
+    assert_int_equal(st.verified, 4);
+    /* the budget is spent: busy, and the remembered password still in */
+    assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_BUSY);
+    assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+    assert_int_equal(http_auth_check(a, wrong, now + 499 * MS), HTTP_AUTH_BUSY);
+    http_auth_get_stats(a, &st);
+    assert_int_equal(st.verified, 4);
+    assert_int_equal(st.busy, 2);
+    /* one more each half second, four at most */
+    assert_int_equal(http_auth_check(a, wrong, now + 500 * MS), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, wrong, now + 600 * MS), HTTP_AUTH_BUSY);
+    assert_int_equal(http_auth_check(a, wrong, now + 1000 * MS), HTTP_AUTH_DENIED);
+    now += 60000 * MS;
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_BUSY);
+    http_auth_get_stats(a, &st);
+    assert_int_equal(st.verified, 10);
+
+    /* the other user, with its own password */
+    free(others);
+    others = basic("other:theirs");
+    now += 60000 * MS;
+    assert_int_equal(http_auth_check(a, others, now), HTTP_AUTH_OK);
+    assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+
+    http_auth_free(a);
+    http_auth_free(NULL);
+    free(right);
+    free(wrong);
+    free(unknown);
+    free(others);
+    free(users[0].hash);
+    free(users[1].hash);
+}
+
+/* ---- --web-config --------------------------------------------------------------- */
+
+static int parse(const char *text, struct web_config **ret, char *err)
+{
+    return web_config_parse(text, strlen(text), "/etc/xenstats", ret, err, 256);
+}
+
+static void test_web_config(void **state)
+{
+    struct web_config *c = NULL;
+    char err[256], text[1024], prio[128];
+    char *hash = bcrypt_hash("pw", 4);
+
+    (void)state;
+    assert_int_equal(parse("", &c, err), 0);
+    assert_false(c->tls);
+    assert_int_equal(c->nr_users, 0);
+    web_config_free(c);
+    assert_int_equal(parse("# nothing\n---\n", &c, err), 0);
+    web_config_free(c);
+    assert_int_equal(parse("tls_server_config:\nbasic_auth_users: ~\n", &c, err), 0);
+    assert_false(c->tls);
+    web_config_free(c);
+
+    snprintf(text, sizeof(text),
+             "tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: /abs/key.pem\n"
+             "  client_ca_file: \"ca.pem\"\n  client_auth_type: VerifyClientCertIfGiven\n"
+             "  max_version: TLS12\n  min_version: TLS11\n"
+             "basic_auth_users: {\"a b\": '%s', c: \"%s\"}\n",
+             hash, hash);
+    assert_int_equal(parse(text, &c, err), 0);
+    assert_true(c->tls);
+    assert_string_equal(c->cert_file, "/etc/xenstats/tls/cert.pem");
+    assert_string_equal(c->key_file, "/abs/key.pem");
+    assert_string_equal(c->client_ca_file, "/etc/xenstats/ca.pem");
+    assert_int_equal(c->client_auth, WEB_CLIENT_VERIFY_IF_GIVEN);
+    assert_int_equal(c->min_version, WEB_TLS11);
+    assert_int_equal(c->max_version, WEB_TLS12);
+    assert_int_equal(c->nr_users, 2);
+    assert_string_equal(c->users[0].name, "a b");
+    assert_string_equal(c->users[1].hash, hash);
+    web_config_priorities(c, prio, sizeof(prio));
+    assert_string_equal(prio, "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.2");
+    web_config_free(c);
+
+    assert_int_equal(parse("tls_server_config:\n  cert_file: a\n  key_file: b\n", &c, err), 0);
+    assert_int_equal(c->min_version, WEB_TLS12);
+    assert_int_equal(c->max_version, WEB_TLS13);
+    web_config_free(c);
+
+    c = NULL;
+    assert_int_equal(parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  foo: 1\n", &c, err), -EINVAL);
+    assert_null(c);
+    assert_string_equal(err, "line 4: unknown key 'foo' in tls_server_config");
+    assert_int_equal(parse("x: 1\n", &c, err), -EINVAL);
+    assert_string_equal(err, "line 1: unknown key 'x'");
+    assert_int_equal(parse("http_server_config:\n  http2: false\n", &c, err), -EINVAL);
+    assert_string_equal(err, "line 1: http_server_config is not supported by xenstats agent");
+    assert_int_equal(parse("basic_auth_users:\n  u: $2y$10$short\n", &c, err), -EINVAL);
+    assert_int_equal(parse("basic_auth_users:\n  \"u:v\": x\n", &c, err), -EINVAL);
+    assert_non_null(strstr(err, "cannot be a user name"));
+    assert_int_equal(parse("basic_auth_users: [a, b]\n", &c, err), -EINVAL);
+    assert_string_equal(err, "line 1: basic_auth_users: expected a mapping");
+    assert_int_equal(parse("tls_server_config:\n  cert_file: [a]\n  key_file: b\n", &c, err), -EINVAL);
+    assert_string_equal(err, "line 2: cert_file: expected a file name");
+    assert_int_equal(parse("tls_server_config:\n  cert_file: \"a\\0b\"\n  key_file: b\n", &c, err), -EINVAL);
+    assert_int_equal(parse("? [a]\n: b\n", &c, err), -EINVAL);
+    assert_int_equal(parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_ca_file: c\n", &c, err),
+                     -EINVAL);
+    assert_non_null(strstr(err, "client_ca_file without a client_auth_type"));
+    assert_int_equal(parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: "
+                           "RequestClientCert\n",
+                           &c, err),
+                     -EINVAL);
+    assert_int_equal(parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n"
+                           "  max_version: TLS12\n",
+                           &c, err),
+                     -EINVAL);
+    assert_int_equal(parse("a: 1\n---\nb: 2\n", &c, err), -EINVAL);
+    assert_int_equal(parse("tls_server_config: &x\n  cert_file: a\n  key_file: b\nbasic_auth_users: *x\n", &c, err),
+                     -EINVAL); /* an alias is followed, and its keys are not users' */
+    assert_int_equal(parse("\"tls\\x01\": 1\n", &c, err), -EINVAL);
+    assert_string_equal(err, "line 1: unknown key 'tls?'");
+    assert_int_equal(parse("{", &c, err), -EINVAL);
+    assert_non_null(strstr(err, "not YAML"));
+    web_config_free(NULL);
+    free(hash);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accepts_gzip),
+        cmocka_unit_test(test_gzip_round_trip),
+        cmocka_unit_test(test_snapshot_encoded),
+        cmocka_unit_test(test_basic_credentials),
+        cmocka_unit_test(test_auth_remembers_and_budgets),
+        cmocka_unit_test(test_web_config),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dom0's backend device tree reader (lib/platform/backend_devices.c): the
+ * parsers of what a guest can influence (counter files, device names, the
+ * `dev` node) with exact errors, and a scan of a planted tree in which
+ * every malformed device is left out and nothing blocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "platform/backend_devices.h"
+
+#define UNTOUCHED 0x5a5a5a5a5a5a5a5aULL
+
+static int counter(const char *text, uint64_t *ret)
+{
+    *ret = UNTOUCHED;
+    return backend_counter_parse(text, strlen(text), ret);
+}
+
+static void test_counter_accepts(void **state)
+{
+    static const struct {
+        const char *text;
+        uint64_t value;
+    } good[] = {
+        {"0", 0},
+        {"0\n", 0},
+        {"7\n", 7},
+        {"1234567890", 1234567890},
+        {"18446744073709551615", UINT64_MAX},
+        {"18446744073709551615\n", UINT64_MAX},
+        {"10000000000000000000\n", 10000000000000000000ULL},
+    };
+    uint64_t v;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        assert_int_equal(counter(good[i].text, &v), 0);
+        assert_true(v == good[i].value);
+    }
+    /* the length decides, not a NUL: bytes past it are never looked at */
+    assert_int_equal(backend_counter_parse("42xyz", 2, &v), 0);
+    assert_true(v == 42);
+    assert_int_equal(backend_counter_parse("42\nxyz", 3, &v), 0);
+    assert_true(v == 42);
+}
+
+static void test_counter_refuses(void **state)
+{
+    static const char *const bad[] = {
+        "",      "\n",     "\n\n",   "00",    "01",   "007\n", "-1",   "+1",         " 1",
+        "1 ",    "1\n\n",  "1\r\n",  "1\r",   "0x10", "1e3",   "1.0",  "１", /* fullwidth */
+        "12abc", "abc",    "\t5",    "5\t",   "1,000",
+        "100000000000000000000",   /* 21 digits */
+        "000000000000000000001",   /* 21 bytes with zeros */
+        "184467440737095516150",
+    };
+    uint64_t v;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(counter(bad[i], &v), -EINVAL);
+        assert_true(v == UNTOUCHED);
+    }
+    /* twenty digits above 2^64-1: out of range, not a wrapped value */
+    assert_int_equal(counter("18446744073709551616", &v), -ERANGE);
+    assert_true(v == UNTOUCHED);
+    assert_int_equal(counter("99999999999999999999\n", &v), -ERANGE);
+    assert_int_equal(counter("20000000000000000000", &v), -ERANGE);
+    /* a NUL inside the length is a byte like any other */
+    assert_int_equal(backend_counter_parse("1\0" "2", 3, &v), -EINVAL);
+    assert_int_equal(backend_counter_parse("12\0", 3, &v), -EINVAL);
+    assert_int_equal(backend_counter_parse("5", 0, &v), -EINVAL);
+}
+
+static void test_device_name(void **state)
+{
+    static const char *const bad_vif[] = {
+        "vif",        "vif-",        "vif-1",      "vif-1-",     "vif--0",         "vif-1--0",  "vif-01-0",
+        "vif-1-00",   "vif-1-01",    "vif-+1-0",   "vif-1-+0",   "vif--1-0",       "vif-1-0-0", "vif-1-0\n",
+        "vif-1\n-0",  "vif-1-0 ",    " vif-1-0",   "VIF-1-0",    "vif1-0",         "vif-1.0",   "vif-a-0",
+        "vif-32752-0", "vif-65535-0", "vif-1-4294967296", "vif-1-18446744073709551616", "vbd-1-0", "vif_1_0",
+        "vif-99999999999999999999-0", ".new-vif-1-0",
+    };
+    uint32_t domid, devid;
+
+    (void)state;
+    assert_int_equal(backend_device_name_parse("vif-1-0", "vif", &domid, &devid), 0);
+    assert_int_equal(domid, 1);
+    assert_int_equal(devid, 0);
+    assert_int_equal(backend_device_name_parse("vbd-32751-4294967295", "vbd", &domid, &devid), 0);
+    assert_int_equal(domid, 32751);
+    assert_true(devid == UINT32_MAX);
+    assert_int_equal(backend_device_name_parse("vbd-0-268439552", "vbd", &domid, &devid), 0);
+    assert_int_equal(domid, 0);
+    assert_int_equal(devid, 268439552);
+    for (size_t i = 0; i < sizeof(bad_vif) / sizeof(bad_vif[0]); i++) {
+        domid = devid = 7;
+        assert_int_equal(backend_device_name_parse(bad_vif[i], "vif", &domid, &devid), -EINVAL);
+        assert_int_equal(domid, 7);
+        assert_int_equal(devid, 7);
+    }
+    assert_int_equal(backend_device_name_parse("vif-1-0", "vbd", &domid, &devid), -EINVAL);
+}
+
+static void test_vbd_name(void **state)
+{
+    (void)state;
+    assert_int_equal(backend_vbd_name_ok("xvda", 4), 1);
+    assert_int_equal(backend_vbd_name_ok("hd_a-1", 6), 1);
+    assert_int_equal(backend_vbd_name_ok("0123456789012345678901234567890", 31), 1);
+    assert_int_equal(backend_vbd_name_ok("01234567890123456789012345678901", 32), 0);
+    assert_int_equal(backend_vbd_name_ok("", 0), 0);
+    assert_int_equal(backend_vbd_name_ok("xv da", 5), 0);
+    assert_int_equal(backend_vbd_name_ok("xvd\"a", 5), 0);
+    assert_int_equal(backend_vbd_name_ok("xvd\na", 5), 0);
+    assert_int_equal(backend_vbd_name_ok("xvda\0", 5), 0);
+    assert_int_equal(backend_vbd_name_ok("../a", 4), 0);
+    assert_int_equal(backend_vbd_name_ok("x\xc3\xa9", 3), 0);
+}
+
+/* ---- a planted tree ---------------------------------------------------------- */
+
+static char root[] = "/tmp/xenstats-backend-test-XXXXXX";
+
+static void mkdirs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void mkdirs(const char *fmt, ...)
+{
+    char path[PATH_MAX], *p;
+    va_list ap;
+    int n;
+
+    n = snprintf(path, sizeof(path), "%s/", root);
+    va_start(ap, fmt);
+    vsnprintf(path + n, sizeof(path) - (size_t)n, fmt, ap);
+    va_end(ap);
+    for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        mkdir(path, 0755);
+        *p = '/';
+    }
+    mkdir(path, 0755);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[PATH_MAX];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s/%s", root, dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void vif_tree(const char *name, const char *value_of_rx_errors)
+{
+    static const char *const names[] = {"rx_bytes", "rx_packets", "rx_errors", "rx_dropped",
+                                        "tx_bytes", "tx_packets", "tx_errors", "tx_dropped"};
+    char dir[128];
+
+    snprintf(dir, sizeof(dir), "class/net/%s/statistics", name);
+    mkdirs("%s", dir);
+    for (size_t i = 0; i < 8; i++) {
+        char text[32];
+
+        snprintf(text, sizeof(text), "%zu\n", 100 + i);
+        put(dir, names[i], i == 2 && value_of_rx_errors ? value_of_rx_errors : text);
+    }
+}
+
+static void vbd_tree(const char *name)
+{
+    static const char *const names[] = {"oo_req", "rd_req", "wr_req", "f_req", "ds_req", "rd_sect", "wr_sect"};
+    char dir[128];
+
+    snprintf(dir, sizeof(dir), "bus/xen-backend/devices/%s/statistics", name);
+    mkdirs("%s", dir);
+    for (size_t i = 0; i < 7; i++) {
+        char text[32];
+
+        snprintf(text, sizeof(text), "%zu", 10 + i);
+        put(dir, names[i], text);
+    }
+}
+
+static int remove_all(void)
+{
+    char cmd[PATH_MAX + 16];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    return system(cmd);
+}
+
+static void test_scan(void **state)
+{
+    struct xenstats_vif *vifs = NULL;
+    struct xenstats_vbd *vbds = NULL;
+    size_t nvifs = 9, nvbds = 9;
+    char path[PATH_MAX], big[64];
+
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    /* no tree at all (no backend drivers): no devices */
+    assert_int_equal(backend_devices_scan(root, NULL, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
+    assert_int_equal(nvifs, 0);
+    assert_int_equal(nvbds, 0);
+    free(vifs);
+    free(vbds);
+
+    /* good ones, listed out of order */
+    mkdirs("bus/xen-backend/devices/vif-2-1");
+    mkdirs("bus/xen-backend/devices/vif-1-0");
+    vif_tree("vif2.1", NULL);
+    vif_tree("vif1.0", NULL);
+    vbd_tree("vbd-3-51728");
+    vbd_tree("vbd-1-51712");
+    /* bad ones: each must be left out */
+    mkdirs("bus/xen-backend/devices/vif-1-1"); /* listed, no interface */
+    mkdirs("bus/xen-backend/devices/vif-1-2");
+    vif_tree("vif1.2", "12abc\n"); /* a counter that is no number */
+    mkdirs("bus/xen-backend/devices/vif-1-3");
+    memset(big, '1', sizeof(big) - 2);
+    big[sizeof(big) - 2] = '\n';
+    big[sizeof(big) - 1] = '\0';
+    vif_tree("vif1.3", big); /* longer than any counter */
+    mkdirs("bus/xen-backend/devices/vif-01-4");
+    vif_tree("vif1.4", NULL); /* a name with a leading zero */
+    vbd_tree("vbd-4-1");
+    snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/vbd-4-1/statistics/rd_req", root);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0644), 0); /* a FIFO: must not block the scan */
+    vbd_tree("vbd-4-2");
+    snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/vbd-4-2/statistics/wr_req", root);
+    unlink(path);
+    assert_int_equal(symlink("../../vbd-1-51712/statistics/wr_req", path), 0); /* a link: not followed */
+    vbd_tree("vbd-4-3");
+    snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/vbd-4-3/statistics/f_req", root);
+    unlink(path);
+    mkdir(path, 0755); /* a directory where a counter belongs */
+    vbd_tree("vbd-4-4");
+    snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/vbd-4-4/statistics/ds_req", root);
+    unlink(path); /* missing */
+    vbd_tree(".new-vbd-4-5");
+    vbd_tree("vbd-32752-0"); /* beyond the domids */
+    mkdirs("bus/xen-backend/devices/console-1-0");
+
+    assert_int_equal(backend_devices_scan(root, NULL, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
+    assert_int_equal(nvifs, 2);
+    assert_int_equal(vifs[0].domid, 1);
+    assert_int_equal(vifs[0].devid, 0);
+    assert_string_equal(vifs[0].name, "vif1.0");
+    assert_true(vifs[0].rx_bytes == 100 && vifs[0].rx_errors == 102 && vifs[0].tx_dropped == 107);
+    assert_int_equal(vifs[1].domid, 2);
+    assert_int_equal(vifs[1].devid, 1);
+    assert_string_equal(vifs[1].name, "vif2.1");
+    assert_int_equal(nvbds, 2);
+    assert_int_equal(vbds[0].domid, 1);
+    assert_int_equal(vbds[0].devid, 51712);
+    assert_string_equal(vbds[0].name, "51712"); /* no store: the devid */
+    assert_true(vbds[0].oo_req == 10 && vbds[0].rd_req == 11 && vbds[0].wr_sect == 16);
+    assert_int_equal(vbds[1].domid, 3);
+    assert_int_equal(vbds[1].devid, 51728);
+    free(vifs);
+    free(vbds);
+    assert_int_equal(remove_all(), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counter_accepts), cmocka_unit_test(test_counter_refuses),
+        cmocka_unit_test(test_device_name),     cmocka_unit_test(test_vbd_name),
+        cmocka_unit_test(test_scan),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
