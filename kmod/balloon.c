@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Publisher of the balloon driver's figures, the values of
- * /sys/devices/system/xen_memory/xen_memory0/, read from balloon_stats.
+ * /sys/devices/system/xen_memory/xen_memory0/, read from balloon_stats,
+ * as the set "balloon" (a group without a device: a domain has one
+ * balloon) named by the convention of docs/pv-stats.md: bytes, seconds,
+ * every figure a gauge.
  */
 #include <linux/err.h>
 #include <linux/mm.h>
@@ -10,39 +13,51 @@
 #include "xenstats_provider.h"
 #include "xenstats_internal.h"
 
-#define KB(pages) ((u64)(pages) << (PAGE_SHIFT - 10))
+#define BYTES(pages) ((u64)(pages) << PAGE_SHIFT)
 
 static struct xenstats_provider *provider;
 static struct xenstats_set *set;
 
 enum {
-	TARGET_KB, CURRENT_KB, LOW_KB, HIGH_KB, SCHEDULE_DELAY,
-	MAX_SCHEDULE_DELAY, RETRY_COUNT, MAX_RETRY_COUNT, NR_FIGURES
+	BAL_TARGET, BAL_CURRENT, BAL_LOW, BAL_HIGH, BAL_SCHEDULE_DELAY,
+	BAL_MAX_SCHEDULE_DELAY, BAL_RETRY_COUNT, BAL_MAX_RETRY_COUNT,
+	BAL_NR_FIGURES
 };
 
-static const char *const names[NR_FIGURES] = {
-	[TARGET_KB] = "target_kb",
-	[CURRENT_KB] = "current_kb",
-	[LOW_KB] = "low_kb",
-	[HIGH_KB] = "high_kb",
-	[SCHEDULE_DELAY] = "schedule_delay",
-	[MAX_SCHEDULE_DELAY] = "max_schedule_delay",
-	[RETRY_COUNT] = "retry_count",
-	[MAX_RETRY_COUNT] = "max_retry_count",
+/*
+ * The delays are whole seconds in the driver; the retry figures are no
+ * counters (the count restarts at 0 when ballooning succeeds), and a name
+ * ending in _count is refused by the convention.
+ */
+static const char *const names[BAL_NR_FIGURES] = {
+	[BAL_TARGET] = "target_bytes",
+	[BAL_CURRENT] = "current_bytes",
+	[BAL_LOW] = "low_bytes",
+	[BAL_HIGH] = "high_bytes",
+	[BAL_SCHEDULE_DELAY] = "schedule_delay_seconds",
+	[BAL_MAX_SCHEDULE_DELAY] = "max_schedule_delay_seconds",
+	[BAL_RETRY_COUNT] = "retries",
+	[BAL_MAX_RETRY_COUNT] = "max_retries",
 };
 
 static int refresh(struct xenstats_set *s, void *data)
 {
 	/* Unlocked word reads, as the driver's own sysfs files do. */
-	xenstats_set_u64(s, TARGET_KB, KB(READ_ONCE(balloon_stats.target_pages)));
-	xenstats_set_u64(s, CURRENT_KB, KB(READ_ONCE(balloon_stats.current_pages)));
-	xenstats_set_u64(s, LOW_KB, KB(READ_ONCE(balloon_stats.balloon_low)));
-	xenstats_set_u64(s, HIGH_KB, KB(READ_ONCE(balloon_stats.balloon_high)));
-	xenstats_set_u64(s, SCHEDULE_DELAY, READ_ONCE(balloon_stats.schedule_delay));
-	xenstats_set_u64(s, MAX_SCHEDULE_DELAY,
+	xenstats_set_u64(s, BAL_TARGET,
+			 BYTES(READ_ONCE(balloon_stats.target_pages)));
+	xenstats_set_u64(s, BAL_CURRENT,
+			 BYTES(READ_ONCE(balloon_stats.current_pages)));
+	xenstats_set_u64(s, BAL_LOW,
+			 BYTES(READ_ONCE(balloon_stats.balloon_low)));
+	xenstats_set_u64(s, BAL_HIGH,
+			 BYTES(READ_ONCE(balloon_stats.balloon_high)));
+	xenstats_set_u64(s, BAL_SCHEDULE_DELAY,
+			 READ_ONCE(balloon_stats.schedule_delay));
+	xenstats_set_u64(s, BAL_MAX_SCHEDULE_DELAY,
 			 READ_ONCE(balloon_stats.max_schedule_delay));
-	xenstats_set_u64(s, RETRY_COUNT, READ_ONCE(balloon_stats.retry_count));
-	xenstats_set_u64(s, MAX_RETRY_COUNT,
+	xenstats_set_u64(s, BAL_RETRY_COUNT,
+			 READ_ONCE(balloon_stats.retry_count));
+	xenstats_set_u64(s, BAL_MAX_RETRY_COUNT,
 			 READ_ONCE(balloon_stats.max_retry_count));
 	return 0;
 }
@@ -54,12 +69,12 @@ int xenstats_balloon_init(void)
 	provider = xenstats_provider_register("balloon");
 	if (IS_ERR(provider))
 		return PTR_ERR(provider);
-	set = xenstats_set_add(provider, "xen_memory0", refresh, NULL);
+	set = xenstats_set_add(provider, "balloon", refresh, NULL);
 	if (IS_ERR(set)) {
 		r = PTR_ERR(set);
 		goto fail;
 	}
-	for (i = 0; i < NR_FIGURES; i++) {
+	for (i = 0; i < BAL_NR_FIGURES; i++) {
 		r = xenstats_set_declare(set, names[i], XENSTATS_U64);
 		if (r < 0)
 			goto fail;

@@ -2,7 +2,10 @@
 /*
  * Publisher of every xen-blkfront disk: the figures of
  * /sys/block/<disk>/stat, from the block layer's statistics of the whole
- * disk, one set per disk of the provider "blkfront".  The block layer has
+ * disk, one set "disk <disk>" per disk of the provider "blkfront", named
+ * by the naming convention of docs/pv-stats.md as xenstats publish names
+ * /proc/diskstats: counters end in _total, sectors are bytes, times are
+ * doubles in seconds.  The block layer has
  * no notifier for disks coming and going, so a scan every second finds
  * them: the disks that are children of the xenbus frontend devices of
  * type "vbd".  A dummy frontend driver, which matches no device, gives the
@@ -36,12 +39,33 @@ enum {
 };
 
 static const char *const names[BS_NR_FIGURES] = {
-	"read_ios", "read_merges", "read_sectors", "read_ticks_ms",
-	"write_ios", "write_merges", "write_sectors", "write_ticks_ms",
-	"in_flight", "io_ticks_ms", "time_in_queue_ms",
-	"discard_ios", "discard_merges", "discard_sectors", "discard_ticks_ms",
-	"flush_ios", "flush_ticks_ms", "size_sectors",
+	[BS_READ_IOS] = "reads_completed_total",
+	[BS_READ_MERGES] = "reads_merged_total",
+	[BS_READ_SECTORS] = "read_bytes_total",
+	[BS_READ_TICKS] = "read_time_seconds_total",
+	[BS_WRITE_IOS] = "writes_completed_total",
+	[BS_WRITE_MERGES] = "writes_merged_total",
+	[BS_WRITE_SECTORS] = "written_bytes_total",
+	[BS_WRITE_TICKS] = "write_time_seconds_total",
+	[BS_IN_FLIGHT] = "io_in_progress",
+	[BS_IO_TICKS] = "io_time_seconds_total",
+	[BS_TIME_IN_QUEUE] = "io_weighted_time_seconds_total",
+	[BS_DISCARD_IOS] = "discards_completed_total",
+	[BS_DISCARD_MERGES] = "discards_merged_total",
+	[BS_DISCARD_SECTORS] = "discarded_bytes_total",
+	[BS_DISCARD_TICKS] = "discard_time_seconds_total",
+	[BS_FLUSH_IOS] = "flushes_completed_total",
+	[BS_FLUSH_TICKS] = "flush_time_seconds_total",
+	[BS_SECTORS_TOTAL] = "size_bytes",
 };
+
+/* The times: nanoseconds in v[], published as doubles in seconds. */
+static bool is_time(unsigned int i)
+{
+	return i == BS_READ_TICKS || i == BS_WRITE_TICKS || i == BS_IO_TICKS ||
+	       i == BS_TIME_IN_QUEUE || i == BS_DISCARD_TICKS ||
+	       i == BS_FLUSH_TICKS;
+}
 
 struct blkfront_pub {
 	struct list_head node;
@@ -99,9 +123,45 @@ static bool count_inflight(struct request *rq, void *data)
 	return true;
 }
 
-static u64 ms(u64 ns)
+/*
+ * The IEEE 754 binary64 bits of the double nearest to ns / 10^9 (ties to
+ * even), by integer arithmetic: the kernel uses no floating point.
+ * ns << shift, below 2^84, is held as hi:lo and divided by 10^9 in 32-bit
+ * steps; the shift makes the quotient the 53-bit significand.
+ */
+static u64 seconds_bits(u64 ns)
 {
-	return div_u64(ns, NSEC_PER_MSEC);
+	u64 hi, lo, q;
+	u32 r = 0;
+	int shift;
+
+	if (!ns)
+		return 0;
+	/* ns << shift in [2^82, 2^83): a quotient in [2^52, 2^54) */
+	for (shift = 83 - fls64(ns);; shift--) {
+		if (shift >= 64) {
+			hi = ns << (shift - 64);
+			lo = 0;
+		} else {
+			hi = ns >> (64 - shift);
+			lo = ns << shift;
+		}
+		/* hi < 2^19: two steps of 32 bits, each below 2^62 */
+		q = div_u64_rem(hi << 32 | lo >> 32, NSEC_PER_SEC, &r) << 32;
+		q |= div_u64_rem((u64)r << 32 | (lo & U32_MAX), NSEC_PER_SEC,
+				 &r);
+		if (q < BIT_ULL(53))
+			break;
+	}
+	/* to nearest, ties to even */
+	if (2ULL * r > NSEC_PER_SEC || (2ULL * r == NSEC_PER_SEC && (q & 1)))
+		q++;
+	if (q == BIT_ULL(53)) {
+		q >>= 1;
+		shift--;
+	}
+	/* q * 2^-shift with q in [2^52, 2^53): exponent 52 - shift */
+	return (u64)(1075 - shift) << 52 | (q & (BIT_ULL(52) - 1));
 }
 
 static int refresh(struct xenstats_set *set, void *data)
@@ -122,27 +182,36 @@ static int refresh(struct xenstats_set *set, void *data)
 	v[BS_READ_IOS] = part_stat_read(part, ios[STAT_READ]);
 	v[BS_READ_MERGES] = part_stat_read(part, merges[STAT_READ]);
 	v[BS_READ_SECTORS] = part_stat_read(part, sectors[STAT_READ]);
-	v[BS_READ_TICKS] = ms(part_stat_read(part, nsecs[STAT_READ]));
+	v[BS_READ_TICKS] = part_stat_read(part, nsecs[STAT_READ]);
 	v[BS_WRITE_IOS] = part_stat_read(part, ios[STAT_WRITE]);
 	v[BS_WRITE_MERGES] = part_stat_read(part, merges[STAT_WRITE]);
 	v[BS_WRITE_SECTORS] = part_stat_read(part, sectors[STAT_WRITE]);
-	v[BS_WRITE_TICKS] = ms(part_stat_read(part, nsecs[STAT_WRITE]));
+	v[BS_WRITE_TICKS] = part_stat_read(part, nsecs[STAT_WRITE]);
 	v[BS_IN_FLIGHT] = f.n;
-	v[BS_IO_TICKS] = jiffies_to_msecs(part_stat_read(part, io_ticks));
-	v[BS_TIME_IN_QUEUE] = ms(part_stat_read(part, nsecs[STAT_READ]) +
+	v[BS_IO_TICKS] = jiffies64_to_nsecs(part_stat_read(part, io_ticks));
+	v[BS_TIME_IN_QUEUE] = part_stat_read(part, nsecs[STAT_READ]) +
 			      part_stat_read(part, nsecs[STAT_WRITE]) +
 			      part_stat_read(part, nsecs[STAT_DISCARD]) +
-			      part_stat_read(part, nsecs[STAT_FLUSH]));
+			      part_stat_read(part, nsecs[STAT_FLUSH]);
 	v[BS_DISCARD_IOS] = part_stat_read(part, ios[STAT_DISCARD]);
 	v[BS_DISCARD_MERGES] = part_stat_read(part, merges[STAT_DISCARD]);
 	v[BS_DISCARD_SECTORS] = part_stat_read(part, sectors[STAT_DISCARD]);
-	v[BS_DISCARD_TICKS] = ms(part_stat_read(part, nsecs[STAT_DISCARD]));
+	v[BS_DISCARD_TICKS] = part_stat_read(part, nsecs[STAT_DISCARD]);
 	v[BS_FLUSH_IOS] = part_stat_read(part, ios[STAT_FLUSH]);
-	v[BS_FLUSH_TICKS] = ms(part_stat_read(part, nsecs[STAT_FLUSH]));
+	v[BS_FLUSH_TICKS] = part_stat_read(part, nsecs[STAT_FLUSH]);
 	v[BS_SECTORS_TOTAL] = get_capacity(pub->disk);
 	mutex_unlock(&dead_lock);
-	for (i = 0; i < BS_NR_FIGURES; i++)
-		xenstats_set_u64(set, i, v[i]);
+	/* sectors are 512 bytes, whatever the disk's block size */
+	v[BS_READ_SECTORS] <<= SECTOR_SHIFT;
+	v[BS_WRITE_SECTORS] <<= SECTOR_SHIFT;
+	v[BS_DISCARD_SECTORS] <<= SECTOR_SHIFT;
+	v[BS_SECTORS_TOTAL] <<= SECTOR_SHIFT;
+	for (i = 0; i < BS_NR_FIGURES; i++) {
+		if (is_time(i))
+			xenstats_set_double_bits(set, i, seconds_bits(v[i]));
+		else
+			xenstats_set_u64(set, i, v[i]);
+	}
 	return 0;
 }
 
@@ -159,17 +228,21 @@ static struct blkfront_pub *find_pub(struct gendisk *disk)
 static void add_disk_pub(struct gendisk *disk)
 {
 	struct blkfront_pub *pub = kzalloc(sizeof(*pub), GFP_KERNEL);
+	char name[sizeof("disk ") + DISK_NAME_LEN];
 	int i, r = -ENOMEM;
 
 	if (!pub)
 		goto fail;
-	pub->set = xenstats_set_add(provider, disk->disk_name, refresh, pub);
+	snprintf(name, sizeof(name), "disk %s", disk->disk_name);
+	pub->set = xenstats_set_add(provider, name, refresh, pub);
 	if (IS_ERR(pub->set)) {
 		r = PTR_ERR(pub->set);
 		goto fail;
 	}
 	for (i = 0; i < BS_NR_FIGURES; i++) {
-		r = xenstats_set_declare(pub->set, names[i], XENSTATS_U64);
+		r = xenstats_set_declare(pub->set, names[i],
+					 is_time(i) ? XENSTATS_DOUBLE :
+					 XENSTATS_U64);
 		if (r < 0)
 			goto fail_set;
 	}

@@ -2,7 +2,8 @@
 /*
  * Publisher of every xen-netfront interface: its rtnl_link_stats64 (the
  * values of /sys/class/net/<dev>/statistics/) and its ethtool statistics,
- * one set per interface of the provider "netfront".  Interfaces are found
+ * one set "net <dev>" per interface of the provider "netfront", every
+ * counter named with _total (docs/pv-stats.md).  Interfaces are found
  * with a netdevice notifier, so they come and go with the driver.
  * xen-netfront keeps its counters per CPU, not per queue, so there is
  * nothing per queue to publish beyond the number of queues.
@@ -32,7 +33,8 @@ struct netfront_pub {
 	u64 *ethtool;
 };
 
-#define LINK_STAT(f) { #f, offsetof(struct rtnl_link_stats64, f) }
+/* counters, named as the naming convention of docs/pv-stats.md wants */
+#define LINK_STAT(f) { #f "_total", offsetof(struct rtnl_link_stats64, f) }
 static const struct {
 	const char *name;
 	size_t offset;
@@ -119,10 +121,11 @@ static void declare_ethtool(struct netfront_pub *pub, struct net_device *dev)
 	ops->get_strings(dev, ETH_SS_STATS, strings);
 	pub->first_ethtool = xenstats_set_count(pub->set);
 	for (i = 0; i < n; i++) {
-		char name[ETH_GSTRING_LEN + 1];
+		char name[ETH_GSTRING_LEN + sizeof("_total")];
 
-		memcpy(name, strings + i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
-		name[ETH_GSTRING_LEN] = '\0';
+		/* ethtool's statistics are counters: xen-netfront's one is */
+		snprintf(name, sizeof(name), "%.*s_total", ETH_GSTRING_LEN,
+			 (char *)strings + i * ETH_GSTRING_LEN);
 		/* Only a complete list keeps the indices of the driver's. */
 		if (xenstats_set_declare(pub->set, name, XENSTATS_U64) < 0) {
 			pr_warn("%s: ethtool statistic %d not published\n",
@@ -139,12 +142,14 @@ out:
 static void add_dev(struct net_device *dev)
 {
 	struct netfront_pub *pub = kzalloc(sizeof(*pub), GFP_KERNEL);
+	char name[sizeof("net ") + IFNAMSIZ];
 	unsigned int i;
 	int r = -ENOMEM;
 
 	if (!pub)
 		goto fail;
-	pub->set = xenstats_set_add(provider, dev->name, refresh, pub);
+	snprintf(name, sizeof(name), "net %s", dev->name);
+	pub->set = xenstats_set_add(provider, name, refresh, pub);
 	if (IS_ERR(pub->set)) {
 		r = PTR_ERR(pub->set);
 		goto fail;
@@ -249,7 +254,7 @@ static int netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UNREGISTER:	/* found by pointer: never keep a device */
 		remove_dev(dev);
 		break;
-	case NETDEV_CHANGENAME:	/* the set is named after the interface */
+	case NETDEV_CHANGENAME:	/* the set is "net <interface>" */
 		if (published(dev)) {
 			remove_dev(dev);
 			add_dev(dev);

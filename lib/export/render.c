@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Renderings of a snapshot.  Guest-chosen strings only ever appear as
- * label values (escaped) or JSON strings (escaped), never in metric names,
- * so a guest cannot break the exposition or collide with our families.
+ * Renderings of a snapshot.  Guest-chosen strings appear as label values
+ * (escaped) or JSON strings (escaped); in metric names only the guest
+ * families' xenstats_guest_<group>_<statistic>, and only from names the
+ * naming convention's classifiers accepted (lib/pv/parse.h), so a guest
+ * cannot break the exposition or collide with our families.
  * Hand-written appenders: /metrics of a thousand domains is ~100k lines.
  */
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "pv/parse.h"
 #include "util/util.h"
 
 /* The labels of each scope's samples, in this order. */
@@ -154,7 +157,12 @@ static void put_double(struct strbuf *b, double v, bool json)
         puts_(b, v > 0 ? (json ? "\"+Inf\"" : "+Inf") : (json ? "\"-Inf\"" : "-Inf"));
         return;
     }
-    n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+    /* the shortest form that reads back as the same double: 0.1, not 0.10000000000000001 */
+    for (int digits = 15; digits <= 17; digits++) {
+        n = snprintf(tmp, sizeof(tmp), "%.*g", digits, v);
+        if (digits == 17 || strtod(tmp, NULL) == v)
+            break;
+    }
     put(b, tmp, (size_t)n);
 }
 
@@ -253,34 +261,41 @@ struct emitter {
     uint32_t *set_base; /* index of a domain's first set in set_prefix */
 };
 
-static void family(struct emitter *e, enum metric_id id)
+/* # HELP, # TYPE and # UNIT of a family named `name` (without _total/_info). */
+static void family_header(struct emitter *e, const char *name, size_t name_len, enum metric_kind kind,
+                          const char *unit, const char *help)
 {
-    const struct metric_decl *d = &metric_decls[id];
-    const char *type = d->kind == METRIC_COUNTER ? "counter" : d->kind == METRIC_INFO ? (e->om ? "info" : "gauge")
-                                                                                      : "gauge";
+    const char *type = kind == METRIC_COUNTER ? "counter" : kind == METRIC_INFO ? (e->om ? "info" : "gauge") : "gauge";
     const char *suffix = "";
 
     /* Prometheus 0.0.4 names the family like its samples. */
     if (!e->om)
-        suffix = d->kind == METRIC_COUNTER ? "_total" : d->kind == METRIC_INFO ? "_info" : "";
+        suffix = kind == METRIC_COUNTER ? "_total" : kind == METRIC_INFO ? "_info" : "";
     puts_(e->b, "# HELP ");
-    puts_(e->b, d->name);
+    put(e->b, name, name_len);
     puts_(e->b, suffix);
     putc_(e->b, ' ');
-    puts_(e->b, d->help);
+    puts_(e->b, help);
     puts_(e->b, "\n# TYPE ");
-    puts_(e->b, d->name);
+    put(e->b, name, name_len);
     puts_(e->b, suffix);
     putc_(e->b, ' ');
     puts_(e->b, type);
     putc_(e->b, '\n');
-    if (e->om && d->unit[0]) {
+    if (e->om && unit[0]) {
         puts_(e->b, "# UNIT ");
-        puts_(e->b, d->name);
+        put(e->b, name, name_len);
         putc_(e->b, ' ');
-        puts_(e->b, d->unit);
+        puts_(e->b, unit);
         putc_(e->b, '\n');
     }
+}
+
+static void family(struct emitter *e, enum metric_id id)
+{
+    const struct metric_decl *d = &metric_decls[id];
+
+    family_header(e, d->name, strlen(d->name), d->kind, d->unit, d->help);
 }
 
 /* Start a sample: name, suffix and '{'. Labels follow with label(). */
@@ -578,10 +593,315 @@ static void domain_state(struct emitter *e, const struct snapshot *s)
     }
 }
 
+
+/* ---- guest statistics by the naming convention (docs/pv-stats.md) ---------- */
+
+#define GUEST_PREFIX "xenstats_guest_"
+
+/* One sample of a xenstats_guest_<group>_<base> family. */
+struct guest_sample {
+    const char *group, *base; /* into the set's and the statistic's names */
+    uint8_t group_len, base_len;
+    enum pv_stat_kind kind;
+    enum pv_unit unit;
+    uint32_t dom;
+    uint32_t ord;  /* the statistic's place among all of the snapshot's (struct guest_index) */
+    uint32_t next; /* the family's next sample, in domain order; NONE ends */
+    const char *provider, *device; /* device NULL when the set has none */
+    const struct snap_stat *stat;
+};
+
+/* A family: its name, its samples as a list, whether any guest made it a counter. */
+struct guest_family {
+    const char *group, *base;
+    uint8_t group_len, base_len;
+    uint32_t first, last;
+    bool counter;
+};
+
+#define NONE UINT32_MAX
+
+struct guest_index {
+    struct guest_sample *samples;
+    struct guest_family *families;
+    uint32_t *table; /* open addressing: family numbers, NONE when free */
+    size_t nr_samples, cap_samples, nr_families, cap_families, table_size;
+    /*
+     * typed[n]: statistic n of the snapshot (every statistic of every set
+     * of every domain, in order, counted whatever its state) was exported
+     * in a family of its own, so not in xenstats_pv_value.
+     */
+    bool *typed;
+};
+
+static int cmp_span(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+static bool same_family(const struct guest_sample *a, const struct guest_sample *b)
+{
+    return a->group_len == b->group_len && a->base_len == b->base_len && !memcmp(a->group, b->group, a->group_len) &&
+           !memcmp(a->base, b->base, a->base_len);
+}
+
+static uint64_t family_hash(const struct guest_sample *g)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (size_t i = 0; i < g->group_len; i++)
+        h = (h ^ (unsigned char)g->group[i]) * 1099511628211ULL;
+    h = (h ^ '_') * 1099511628211ULL;
+    for (size_t i = 0; i < g->base_len; i++)
+        h = (h ^ (unsigned char)g->base[i]) * 1099511628211ULL;
+    return h;
+}
+
+static bool grow_array(void **p, size_t *cap, size_t size)
+{
+    size_t n = *cap ? *cap * 2 : 256;
+    void *more = realloc(*p, n * size);
+
+    if (!more)
+        return false;
+    *p = more;
+    *cap = n;
+    return true;
+}
+
+/* The family of sample `i` (the sample last added): found, or made. */
+static int index_family(struct guest_index *x, uint32_t i)
+{
+    struct guest_sample *g = &x->samples[i];
+    size_t slot;
+
+    if ((x->nr_families + 1) * 2 > x->table_size) {
+        size_t size = x->table_size ? x->table_size * 2 : 1024;
+        uint32_t *t = malloc(size * sizeof(*t));
+
+        if (!t)
+            return -ENOMEM;
+        memset(t, 0xff, size * sizeof(*t));
+        for (size_t f = 0; f < x->nr_families; f++) {
+            slot = family_hash(&x->samples[x->families[f].first]) & (size - 1);
+            while (t[slot] != NONE)
+                slot = (slot + 1) & (size - 1);
+            t[slot] = (uint32_t)f;
+        }
+        free(x->table);
+        x->table = t;
+        x->table_size = size;
+    }
+    slot = family_hash(g) & (x->table_size - 1);
+    while (x->table[slot] != NONE) {
+        struct guest_family *f = &x->families[x->table[slot]];
+
+        if (same_family(&x->samples[f->first], g)) {
+            x->samples[f->last].next = i;
+            f->last = i;
+            f->counter |= g->kind == PV_STAT_COUNTER;
+            return 0;
+        }
+        slot = (slot + 1) & (x->table_size - 1);
+    }
+    if (x->nr_families == x->cap_families && !grow_array((void **)&x->families, &x->cap_families, sizeof(*x->families)))
+        return -ENOMEM;
+    x->families[x->nr_families] = (struct guest_family){
+        .group = g->group, .base = g->base, .group_len = g->group_len, .base_len = g->base_len,
+        .first = i, .last = i, .counter = g->kind == PV_STAT_COUNTER,
+    };
+    x->table[slot] = (uint32_t)x->nr_families++;
+    return 0;
+}
+
+/* A counter's value must be a number that can count: not NaN, not negative. */
+static bool guest_value_ok(const struct snap_stat *st, enum pv_stat_kind kind)
+{
+    double v = st->v.dbl;
+
+    return kind != PV_STAT_COUNTER || st->type != XEN_PV_STATS_TYPE_DOUBLE || (v >= 0 && !isinf(v));
+}
+
+/* Every statistic that follows the convention, grouped by family in domain order. */
+static int collect_guest(const struct snapshot *s, struct guest_index *x)
+{
+    size_t most = 0;
+
+    /* room for every statistic at once: no copying while collecting */
+    for (uint32_t i = 0; i < s->nr_domains; i++)
+        for (uint32_t j = 0; j < s->domains[i].nr_sets; j++)
+            most += s->domains[i].sets[j].nr_stats;
+    if (most >= NONE)
+        return -ENOMEM;
+    x->cap_samples = most ? most : 1;
+    x->samples = malloc(x->cap_samples * sizeof(*x->samples));
+    x->typed = calloc(x->cap_samples, sizeof(*x->typed));
+    if (!x->samples || !x->typed)
+        return -ENOMEM;
+    for (uint32_t i = 0, ord = 0; i < s->nr_domains; i++) {
+        const struct snap_domain *d = &s->domains[i];
+
+        for (uint32_t j = 0; j < d->nr_sets; ord += d->sets[j++].nr_stats) {
+            const struct snap_set *set = &d->sets[j];
+            const char *device;
+            int group = pv_set_group(set->set, &device);
+
+            if (group < 0 || !values_exported(set))
+                continue;
+            for (uint32_t k = 0; k < set->nr_stats; k++) {
+                const struct snap_stat *st = &set->stats[k];
+                struct pv_stat_name name;
+
+                if (!st->valid || pv_stat_classify(st->name, st->type, &name) < 0 || !guest_value_ok(st, name.kind))
+                    continue;
+                x->samples[x->nr_samples] = (struct guest_sample){
+                    .group = set->set, .group_len = (uint8_t)group, .base = st->name,
+                    .base_len = (uint8_t)name.base_len, .kind = name.kind, .unit = name.unit, .dom = i,
+                    .ord = ord + k, .next = NONE,
+                    .provider = set->provider, .device = device, .stat = st,
+                };
+                if (index_family(x, (uint32_t)x->nr_samples++) < 0)
+                    return -ENOMEM;
+            }
+        }
+    }
+    return 0;
+}
+
+static int cmp_family(const void *pa, const void *pb)
+{
+    const struct guest_family *a = pa, *b = pb;
+    int c = cmp_span(a->group, a->group_len, b->group, b->group_len);
+
+    return c ? c : cmp_span(a->base, a->base_len, b->base, b->base_len);
+}
+
+/* Samples of one domain in one family: by provider, then device. */
+static int cmp_series(const void *pa, const void *pb)
+{
+    const struct guest_sample *a = *(const struct guest_sample *const *)pa;
+    const struct guest_sample *b = *(const struct guest_sample *const *)pb;
+    int c = strcmp(a->provider, b->provider);
+
+    if (c)
+        return c;
+    if (!a->device || !b->device)
+        return (a->device != NULL) - (b->device != NULL);
+    return strcmp(a->device, b->device);
+}
+
+static void guest_family(struct emitter *e, const struct guest_sample *g)
+{
+    char name[sizeof(GUEST_PREFIX) + PV_GROUP_MAX + 1 + XEN_PV_STATS_NAME_MAX + 1];
+    char help[sizeof(name) + 128];
+    int n = snprintf(name, sizeof(name), GUEST_PREFIX "%.*s_%.*s", g->group_len, g->group, g->base_len, g->base);
+
+    snprintf(help, sizeof(help), "Statistic %.*s%s of the guests' PV stats sets of group %.*s (reported by the guest).",
+             g->base_len, g->base, g->kind == PV_STAT_COUNTER ? "_total" : "", g->group_len, g->group);
+    family_header(e, name, (size_t)n, g->kind == PV_STAT_COUNTER ? METRIC_COUNTER : METRIC_GAUGE,
+                  pv_unit_name(g->unit), help);
+}
+
+static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
+{
+    const struct snap_stat *st = g->stat;
+
+    puts_(e->b, GUEST_PREFIX);
+    put(e->b, g->group, g->group_len);
+    putc_(e->b, '_');
+    put(e->b, g->base, g->base_len);
+    if (g->kind == PV_STAT_COUNTER)
+        puts_(e->b, "_total");
+    e->labelled = false;
+    domain_labels(e, &e->snap->domains[g->dom]);
+    label(e, "provider", g->provider, false);
+    if (g->device)
+        label(e, "device", g->device, false);
+    if (st->type == XEN_PV_STATS_TYPE_S64) {
+        close_labels(e);
+        put_s64(e->b, st->v.s64);
+        putc_(e->b, '\n');
+    } else if (st->type == XEN_PV_STATS_TYPE_U64) {
+        end_u64(e, st->v.u64);
+    } else {
+        end_double(e, st->v.dbl);
+    }
+}
+
+/*
+ * Every statistic that follows the convention, as a counter or a gauge
+ * family of its own.  Guest names reach family names here, but only names
+ * the convention's classifiers accepted ([a-z0-9_], behind our prefix), so
+ * a guest can neither break the exposition nor reach a family of ours.
+ * Where guests disagree on a family's kind (a gauge "x" and a counter
+ * "x_total" are both family x in OpenMetrics) the counter is exported and
+ * the gauge is left to xenstats_pv_value; of two samples with the same
+ * labels (two sets of one name) the first is kept, the other left to
+ * xenstats_pv_value too.  Grouped by a hash of the family name: a sort of
+ * every sample cost 5 times the rest of the rendering at a thousand
+ * domains.  *typed (the caller frees it) says which statistics were
+ * exported here: every other numeric one is a sample of xenstats_pv_value,
+ * so that each is exported once.
+ */
+static int guest_families(struct emitter *e, const struct snapshot *s, bool **typed)
+{
+    struct guest_index x = {0};
+    const struct guest_sample **run = NULL;
+    size_t cap_run = 0;
+    int r = collect_guest(s, &x);
+
+    if (r < 0)
+        goto out;
+    if (x.nr_families)
+        qsort(x.families, x.nr_families, sizeof(*x.families), cmp_family);
+    for (size_t f = 0; f < x.nr_families; f++) {
+        enum pv_stat_kind kind = x.families[f].counter ? PV_STAT_COUNTER : PV_STAT_GAUGE;
+        uint32_t i = x.families[f].first;
+        bool header = false;
+
+        while (i != NONE) {
+            size_t n = 0;
+            uint32_t dom = x.samples[i].dom;
+
+            /* the run of this domain's samples, of the family's kind */
+            for (; i != NONE && x.samples[i].dom == dom; i = x.samples[i].next) {
+                if (x.samples[i].kind != kind)
+                    continue;
+                if (n == cap_run && !grow_array((void **)&run, &cap_run, sizeof(*run))) {
+                    r = -ENOMEM;
+                    goto out;
+                }
+                run[n++] = &x.samples[i];
+            }
+            if (n > 1)
+                qsort(run, n, sizeof(*run), cmp_series);
+            for (size_t k = 0; k < n; k++) {
+                if (k && !cmp_series(&run[k - 1], &run[k]))
+                    continue;
+                if (!header)
+                    guest_family(e, run[k]);
+                header = true;
+                guest_sample_line(e, run[k]);
+                x.typed[run[k]->ord] = true;
+            }
+        }
+    }
+out:
+    *typed = x.typed;
+    free(run);
+    free(x.samples);
+    free(x.families);
+    free(x.table);
+    return r;
+}
+
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out)
 {
     struct emitter e = {.b = out, .om = openmetrics};
-    uint32_t i, j, k;
+    uint32_t i, j, k, ord;
+    bool *typed = NULL;
     unsigned int st;
     size_t estimate = 8192;
     int r;
@@ -595,7 +915,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         estimate += 3000 + (size_t)s->domains[i].nr_vcpus * 1100 +
                     (size_t)(s->domains[i].nr_vifs + s->domains[i].nr_vbds) * 1000;
         for (j = 0; j < s->domains[i].nr_sets; j++)
-            estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 140;
+            estimate += 1200 + (size_t)s->domains[i].sets[j].nr_stats * 160; /* one sample each */
     }
     reserve(out, out->len + estimate);
 
@@ -759,11 +1079,13 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             end_ns(&e, d->sets[j].latency_ns);
         }
     }
+    /* the guest families first: what they export is left out of xenstats_pv_value */
+    r = guest_families(&e, s, &typed);
     family(&e, METRIC_PV_VALUE);
-    for (i = 0; i < s->nr_domains; i++) {
+    for (i = 0, ord = 0; i < s->nr_domains; i++) {
         const struct snap_domain *d = &s->domains[i];
 
-        for (j = 0; j < d->nr_sets; j++) {
+        for (j = 0; j < d->nr_sets; ord += d->sets[j++].nr_stats) {
             const struct snap_set *set = &d->sets[j];
 
             if (!values_exported(set))
@@ -771,7 +1093,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             for (k = 0; k < set->nr_stats; k++) {
                 const struct snap_stat *st_ = &set->stats[k];
 
-                if (!st_->valid || st_->type == XEN_PV_STATS_TYPE_ASCII)
+                if (!st_->valid || st_->type == XEN_PV_STATS_TYPE_ASCII || (typed && typed[ord + k]))
                     continue;
                 sample(&e, METRIC_PV_VALUE);
                 set_labels(&e, d, set);
@@ -811,9 +1133,11 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
             }
         }
     }
+    free(typed);
     if (openmetrics)
         puts_(out, "# EOF\n");
-    r = finish(out);
+    if (r == 0)
+        r = finish(out);
     free_prefixes(&e);
     return r;
 }
@@ -1215,5 +1539,30 @@ void metrics_reference(FILE *out)
         fprintf(out, "| `%s%s` | %s | %s | %s | %s |\n", d->name, suffix,
                 d->kind == METRIC_COUNTER ? "counter" : d->kind == METRIC_INFO ? "info" : "gauge",
                 d->unit[0] ? d->unit : "-", d->labels[0] ? d->labels : "-", d->help);
-    }
+    }    fprintf(out, "| `" GUEST_PREFIX "<group>_<statistic>` | counter or gauge | from the name | "
+                 "domid,domain,provider,device | A guest statistic that follows the naming convention of "
+                 "pv-stats.md, one family per group and statistic (below). |\n");
+    fprintf(out, "\n## Guest statistics\n\n"
+                 "A numeric statistic of a PV stats set whose name is `<group>` or `<group> <device>`, when the\n"
+                 "statistic's name follows the naming convention\n"
+                 "([pv-stats.md](pv-stats.md#names-for-prometheus-convention)), is a sample of the family\n"
+                 "`" GUEST_PREFIX "<group>_<statistic>`:\n\n"
+                 "- a **counter** when the statistic's name ends in `_total` (the family is named without it,\n"
+                 "  its samples with it), otherwise a **gauge**;\n"
+                 "- its **unit** is the last word of the name before `_total` when that is one of");
+    for (int u = PV_UNIT_NONE + 1; u < PV_UNIT_COUNT_; u++)
+        fprintf(out, "%s `%s`", u == PV_UNIT_NONE + 1 ? "" : ",", pv_unit_name((enum pv_unit)u));
+    fprintf(out, "\n  (OpenMetrics `# UNIT`);\n"
+                 "- labels `domid`, `domain`, `provider`, and `device` when the set has one.\n\n"
+                 "Every other numeric statistic is a sample of `xenstats_pv_value`, labelled with the guest's own\n"
+                 "provider, set and statistic names: those of a provider that follows the design literally, names\n"
+                 "outside the convention, a gauge whose family another guest's counter made a counter (`x`\n"
+                 "against `x_total`), a second set of the same name, and a DOUBLE counter that cannot count (NaN,\n"
+                 "infinite, negative) in that sample. A statistic is a sample of one family only.\n\n"
+                 "Example: statistic `rx_bytes_total` of set `net eth0` is\n"
+                 "`" GUEST_PREFIX "net_rx_bytes_total{domid=\"1\",domain=\"web\",provider=\"xenstats-publish\","
+                 "device=\"eth0\"}`.\n"
+                 "What `xenstats publish` sends is in [publish.md](publish.md). Guest values are reported by\n"
+                 "the guest: use them for the guest's own view, and the hypervisor's and the backends'\n"
+                 "figures above where a guest must not be trusted.\n");
 }

@@ -262,12 +262,26 @@ static int add_checked(struct guest_stats *list, int r)
 /* ---- /proc/meminfo ---------------------------------------------------- */
 
 /*
- * "MemTotal" -> "mem_total", "SReclaimable" -> "s_reclaimable",
- * "Active(anon)" -> "active_anon", "HugePages_Total" -> "huge_pages_total",
+ * Keys whose words would read as abbreviated units (s, sec) in a
+ * Prometheus name: named in full instead.
+ */
+static const struct {
+    const char *key, *name;
+} meminfo_renames[] = {
+    {"SReclaimable", "slab_reclaimable"},
+    {"SUnreclaim", "slab_unreclaimable"},
+    {"SecPageTables", "secondary_page_tables"},
+};
+
+/*
+ * "MemTotal" -> "mem_total", "KReclaimable" -> "k_reclaimable",
+ * "Active(anon)" -> "active_anon", "HugePages_Total" -> "huge_pages",
  * "DirectMap2M" -> "direct_map2m".  An underscore goes before an upper-case
  * letter that follows a lower-case one, or that starts a word after an
- * acronym; other punctuation becomes one underscore.  Returns false when the
- * key has other characters or the result does not fit.
+ * acronym; other punctuation becomes one underscore.  Every value of
+ * meminfo is a gauge, so a count does not keep a final "_total" (which
+ * names counters).  Returns false when the key has other characters or the
+ * result does not fit.
  */
 static bool meminfo_name(const char *key, size_t n, const char *suffix, char *out, size_t outlen)
 {
@@ -275,6 +289,13 @@ static bool meminfo_name(const char *key, size_t n, const char *suffix, char *ou
 
     if (n == 0)
         return false;
+    for (i = 0; i < ARRAY_SIZE(meminfo_renames); i++) {
+        if (strlen(meminfo_renames[i].key) == n && !memcmp(key, meminfo_renames[i].key, n)) {
+            if ((size_t)snprintf(out, outlen, "%s%s", meminfo_renames[i].name, suffix) >= outlen)
+                return false;
+            return true;
+        }
+    }
     for (i = 0; i < n; i++) {
         char c = key[i], prev = i ? key[i - 1] : 0, next = i + 1 < n ? key[i + 1] : 0;
         bool under = false;
@@ -302,6 +323,8 @@ static bool meminfo_name(const char *key, size_t n, const char *suffix, char *ou
     }
     while (o && out[o - 1] == '_')
         o--;
+    if (!slen && o > 6 && !memcmp(out + o - 6, "_total", 6))
+        o -= 6;
     if (!o || o + slen >= outlen)
         return false;
     memcpy(out + o, suffix, slen + 1);
@@ -364,18 +387,19 @@ int guest_parse_meminfo(const char *text, size_t len, struct guest_stats *ret_li
 /* ---- /proc/stat --------------------------------------------------------- */
 
 static const char *const cpu_time_names[] = {
-    "user_ms", "nice_ms", "system_ms", "idle_ms", "iowait_ms",
-    "irq_ms", "softirq_ms", "steal_ms", "guest_ms", "guest_nice_ms",
+    "user_seconds_total",  "nice_seconds_total",    "system_seconds_total", "idle_seconds_total",
+    "iowait_seconds_total", "irq_seconds_total",    "softirq_seconds_total", "steal_seconds_total",
+    "guest_seconds_total", "guest_nice_seconds_total",
 };
 
-/* ticks * 1000 / hz without overflowing for any tick count. */
-static uint64_t ticks_to_ms(uint64_t ticks, uint64_t hz)
+/*
+ * ticks / hz in seconds: the whole seconds and the rest apart, so that the
+ * result is as exact as a double allows for any tick count, and never
+ * decreases while the ticks grow.
+ */
+static double ticks_to_seconds(uint64_t ticks, uint64_t hz)
 {
-    uint64_t whole = ticks / hz, rest = ticks % hz;
-
-    if (whole > UINT64_MAX / 1000)
-        return UINT64_MAX;
-    return whole * 1000 + rest * 1000 / hz;
+    return (double)(ticks / hz) + (double)(ticks % hz) / (double)hz;
 }
 
 static bool token_is(const char *tok, size_t n, const char *word)
@@ -388,9 +412,10 @@ int guest_parse_cpu(const char *text, size_t len, long user_hz, struct guest_sta
     static const struct {
         const char *key, *name;
     } counters[] = {
-        {"intr", "interrupts"},        {"ctxt", "context_switches"},      {"btime", "boot_time_seconds"},
-        {"processes", "forks"},        {"procs_running", "procs_running"}, {"procs_blocked", "procs_blocked"},
-        {"softirq", "softirqs"},
+        {"intr", "interrupts_total"},       {"ctxt", "context_switches_total"},
+        {"btime", "boot_time_seconds"},     {"processes", "forks_total"},
+        {"procs_running", "procs_running"}, {"procs_blocked", "procs_blocked"},
+        {"softirq", "softirqs_total"},
     };
     struct text_cursor cur = {text, text + len};
     uint64_t cpus = 0;
@@ -425,7 +450,8 @@ int guest_parse_cpu(const char *text, size_t len, long user_hz, struct guest_sta
             have_cpu = true;
             for (i = 0; i < k; i++) {
                 r = add_checked(ret_list,
-                                guest_stats_add_u64(ret_list, cpu_time_names[i], ticks_to_ms(ticks[i], (uint64_t)user_hz)));
+                                guest_stats_add_double(ret_list, cpu_time_names[i],
+                                                       ticks_to_seconds(ticks[i], (uint64_t)user_hz)));
                 if (r < 0)
                     return r;
             }
@@ -500,7 +526,7 @@ int guest_parse_load(const char *loadavg, size_t loadavg_len, const char *uptime
                     return r;
             }
             if ((r = add_checked(ret_list, guest_stats_add_u64(ret_list, "tasks_running", running))) < 0 ||
-                (r = add_checked(ret_list, guest_stats_add_u64(ret_list, "tasks_total", total))) < 0)
+                (r = add_checked(ret_list, guest_stats_add_u64(ret_list, "tasks", total))) < 0)
                 return r;
             good++;
         } else {
@@ -514,7 +540,7 @@ int guest_parse_load(const char *loadavg, size_t loadavg_len, const char *uptime
         if (text_next_token(line, n, &pos, &tok, &toklen) && text_parse_real(tok, toklen, &d[0]) == 0 &&
             text_next_token(line, n, &pos, &tok, &toklen) && text_parse_real(tok, toklen, &d[1]) == 0) {
             if ((r = add_checked(ret_list, guest_stats_add_double(ret_list, "uptime_seconds", d[0]))) < 0 ||
-                (r = add_checked(ret_list, guest_stats_add_double(ret_list, "idle_seconds", d[1]))) < 0)
+                (r = add_checked(ret_list, guest_stats_add_double(ret_list, "idle_seconds_total", d[1]))) < 0)
                 return r;
             good++;
         } else {
@@ -526,11 +552,12 @@ int guest_parse_load(const char *loadavg, size_t loadavg_len, const char *uptime
 
 /* ---- /proc/net/dev ------------------------------------------------------ */
 
-/* The 16 columns, named like /sys/class/net/<if>/statistics/. */
+/* The 16 columns, named like /sys/class/net/<if>/statistics/, counters all. */
 static const char *const netdev_names[16] = {
-    "rx_bytes",   "rx_packets",   "rx_errors",   "rx_dropped",        "rx_fifo_errors", "rx_frame_errors",
-    "rx_compressed", "multicast", "tx_bytes",    "tx_packets",        "tx_errors",      "tx_dropped",
-    "tx_fifo_errors", "collisions", "tx_carrier_errors", "tx_compressed",
+    "rx_bytes_total",       "rx_packets_total",     "rx_errors_total",         "rx_dropped_total",
+    "rx_fifo_errors_total", "rx_frame_errors_total", "rx_compressed_total",    "multicast_total",
+    "tx_bytes_total",       "tx_packets_total",     "tx_errors_total",         "tx_dropped_total",
+    "tx_fifo_errors_total", "collisions_total",     "tx_carrier_errors_total", "tx_compressed_total",
 };
 
 int guest_parse_netdev(const char *text, size_t len, struct guest_devices *ret_list)
@@ -582,16 +609,20 @@ int guest_parse_netdev(const char *text, size_t len, struct guest_devices *ret_l
 /* ---- /proc/diskstats ---------------------------------------------------- */
 
 /* Fields after "major minor name": 11 (Linux 2.6), 15 (4.18), 17 (5.5). */
+enum disk_unit { DISK_COUNT, DISK_SECTORS, DISK_MS };
 static const struct {
     const char *name;
-    bool sectors; /* 512-byte sectors, whatever the device's block size */
+    enum disk_unit unit; /* sectors: 512 bytes, whatever the device's block size */
 } disk_fields[17] = {
-    {"reads_completed", false},   {"reads_merged", false},   {"read_bytes", true},
-    {"read_time_ms", false},      {"writes_completed", false}, {"writes_merged", false},
-    {"written_bytes", true},      {"write_time_ms", false},  {"io_in_progress", false},
-    {"io_time_ms", false},        {"io_weighted_time_ms", false}, {"discards_completed", false},
-    {"discards_merged", false},   {"discarded_bytes", true}, {"discard_time_ms", false},
-    {"flushes_completed", false}, {"flush_time_ms", false},
+    {"reads_completed_total", DISK_COUNT},    {"reads_merged_total", DISK_COUNT},
+    {"read_bytes_total", DISK_SECTORS},       {"read_time_seconds_total", DISK_MS},
+    {"writes_completed_total", DISK_COUNT},   {"writes_merged_total", DISK_COUNT},
+    {"written_bytes_total", DISK_SECTORS},    {"write_time_seconds_total", DISK_MS},
+    {"io_in_progress", DISK_COUNT},           {"io_time_seconds_total", DISK_MS},
+    {"io_weighted_time_seconds_total", DISK_MS}, {"discards_completed_total", DISK_COUNT},
+    {"discards_merged_total", DISK_COUNT},    {"discarded_bytes_total", DISK_SECTORS},
+    {"discard_time_seconds_total", DISK_MS},  {"flushes_completed_total", DISK_COUNT},
+    {"flush_time_seconds_total", DISK_MS},
 };
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -662,10 +693,16 @@ int guest_parse_diskstats(const char *text, size_t len, bool all, struct guest_d
         }
         for (i = 0; i < k; i++) {
             uint64_t value = v[i];
+            int r;
 
-            if (disk_fields[i].sectors)
+            if (disk_fields[i].unit == DISK_SECTORS)
                 value = value > UINT64_MAX / 512 ? UINT64_MAX : value * 512;
-            if (guest_stats_add_u64(&dev->stats, disk_fields[i].name, value) == -ENOMEM)
+            if (disk_fields[i].unit == DISK_MS)
+                r = guest_stats_add_double(&dev->stats, disk_fields[i].name,
+                                           (double)(value / 1000) + (double)(value % 1000) / 1000.0);
+            else
+                r = guest_stats_add_u64(&dev->stats, disk_fields[i].name, value);
+            if (r == -ENOMEM)
                 return -ENOMEM;
         }
         good++;

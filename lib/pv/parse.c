@@ -548,3 +548,143 @@ int pv_parse_set_keys(const char *const *names, const size_t *name_lens, const c
     *ret_keys = keys;
     return 0;
 }
+
+/* ---- the naming convention ------------------------------------------------ */
+
+static bool lower_or_digit(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/*
+ * Words a family name must not hold (promtool's lint): abbreviated units,
+ * units with a prefix instead of the base unit, and metric types.  Every
+ * statistic of every sample goes through here, so the lists are searched
+ * by length and by the unit a word ends in.
+ */
+#define WORD(s) {s, sizeof(s) - 1}
+struct word {
+    const char *s;
+    size_t n;
+};
+
+static bool in_list(const char *w, size_t n, const struct word *list, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list[i].n == n && memcmp(w, list[i].s, n) == 0)
+            return true;
+    return false;
+}
+
+static bool word_ok(const char *w, size_t n)
+{
+    static const struct word banned[] = {
+        WORD("s"),  WORD("ms"), WORD("us"),      WORD("ns"),      WORD("sec"),     WORD("b"),
+        WORD("kb"), WORD("mb"), WORD("gb"),      WORD("tb"),      WORD("pb"),      WORD("m"),
+        WORD("h"),  WORD("d"),  WORD("counter"), WORD("gauge"),   WORD("histogram"), WORD("summary"),
+        WORD("fahrenheit"),
+    };
+    static const struct word prefixes[] = {
+        WORD("pico"), WORD("nano"), WORD("micro"), WORD("milli"), WORD("centi"), WORD("deci"), WORD("deca"),
+        WORD("hecto"), WORD("kilo"), WORD("kibi"), WORD("mega"),  WORD("mebi"),  WORD("giga"), WORD("gibi"),
+        WORD("tera"), WORD("tebi"), WORD("peta"),  WORD("pebi"),  WORD("exa"),   WORD("exbi"),
+    };
+    static const struct word units[] = {
+        WORD("seconds"), WORD("bytes"),  WORD("meters"),  WORD("metres"), WORD("grams"), WORD("amperes"),
+        WORD("volts"),   WORD("joules"), WORD("celsius"), WORD("kelvin"), WORD("hertz"), WORD("watts"),
+    };
+
+    if (n <= 10 && in_list(w, n, banned, sizeof(banned) / sizeof(banned[0])))
+        return false;
+    /* a prefix is 3 to 5 letters: most words are not long enough to be one and a unit */
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (n >= units[i].n + 3 && n <= units[i].n + 5 && w[n - 1] == units[i].s[units[i].n - 1] &&
+            memcmp(w + n - units[i].n, units[i].s, units[i].n) == 0 &&
+            in_list(w, n - units[i].n, prefixes, sizeof(prefixes) / sizeof(prefixes[0])))
+            return false;
+    return true;
+}
+#undef WORD
+
+int pv_set_group(const char *set, const char **ret_device)
+{
+    size_t n = strnlen(set, XEN_PV_STATS_NAME_MAX + 1), i;
+
+    if (n == 0 || n > XEN_PV_STATS_NAME_MAX || set[0] < 'a' || set[0] > 'z')
+        return -EINVAL;
+    for (i = 1; i < n && lower_or_digit(set[i]); i++)
+        ;
+    if (i > PV_GROUP_MAX || !word_ok(set, i))
+        return -EINVAL;
+    if (i == n) {
+        *ret_device = NULL;
+        return (int)i;
+    }
+    /* one space, then a device of the name alphabet, not blank at either end */
+    if (set[i] != ' ' || i + 1 == n || set[i + 1] == ' ' || set[n - 1] == ' ')
+        return -EINVAL;
+    for (size_t j = i + 1; j < n; j++)
+        if (!pv_char_ok((unsigned char)set[j]))
+            return -EINVAL;
+    *ret_device = set + i + 1;
+    return (int)i;
+}
+
+static const char *const unit_names[PV_UNIT_COUNT_] = {
+    [PV_UNIT_NONE] = "",          [PV_UNIT_SECONDS] = "seconds", [PV_UNIT_BYTES] = "bytes",
+    [PV_UNIT_RATIO] = "ratio",    [PV_UNIT_HERTZ] = "hertz",     [PV_UNIT_CELSIUS] = "celsius",
+    [PV_UNIT_JOULES] = "joules",  [PV_UNIT_WATTS] = "watts",     [PV_UNIT_VOLTS] = "volts",
+    [PV_UNIT_AMPERES] = "amperes", [PV_UNIT_METERS] = "meters",  [PV_UNIT_GRAMS] = "grams",
+};
+
+const char *pv_unit_name(enum pv_unit unit)
+{
+    return (unsigned int)unit < PV_UNIT_COUNT_ ? unit_names[unit] : "";
+}
+
+int pv_stat_classify(const char *name, uint8_t type, struct pv_stat_name *ret)
+{
+#define WORD(s) {s, sizeof(s) - 1}
+    static const struct word reserved[] = {WORD("total"),  WORD("created"), WORD("count"), WORD("sum"),
+                                           WORD("bucket"), WORD("gcount"),  WORD("gsum"),  WORD("info")};
+#undef WORD
+    size_t n = strnlen(name, XEN_PV_STATS_NAME_MAX + 1), base, word = 0, last = 0, before = 0, i;
+    enum pv_stat_kind kind = PV_STAT_GAUGE;
+    enum pv_unit unit = PV_UNIT_NONE;
+
+    if (n == 0 || n > XEN_PV_STATS_NAME_MAX || name[0] < 'a' || name[0] > 'z' || name[n - 1] == '_')
+        return -EINVAL;
+    /* one pass: the alphabet, each word, and where the last two words start */
+    for (i = 1; i <= n; i++) {
+        if (i < n && lower_or_digit(name[i]))
+            continue;
+        if (i < n && (name[i] != '_' || name[i - 1] == '_'))
+            return -EINVAL;
+        if (!word_ok(name + word, i - word))
+            return -EINVAL;
+        before = last;
+        last = word;
+        word = i + 1;
+    }
+    base = n;
+    if (last > 0 && n - last == 5 && memcmp(name + last, "total", 5) == 0) {
+        kind = PV_STAT_COUNTER;
+        base = last - 1;
+        last = before;
+    }
+    if (type != XEN_PV_STATS_TYPE_U64 && type != XEN_PV_STATS_TYPE_DOUBLE &&
+        (kind == PV_STAT_COUNTER || type != XEN_PV_STATS_TYPE_S64))
+        return -EINVAL;
+    /* the last word of the name before _total: not reserved, maybe a unit */
+    if (last > 0) {
+        if (in_list(name + last, base - last, reserved, sizeof(reserved) / sizeof(reserved[0])))
+            return -EINVAL;
+        for (i = 1; i < PV_UNIT_COUNT_; i++)
+            if (strlen(unit_names[i]) == base - last && memcmp(name + last, unit_names[i], base - last) == 0)
+                unit = (enum pv_unit)i;
+    }
+    ret->kind = kind;
+    ret->unit = unit;
+    ret->base_len = base;
+    return 0;
+}

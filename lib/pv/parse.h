@@ -130,4 +130,70 @@ int pv_parse_set_keys(const char *const *names, const size_t *name_lens, const c
 /* true if s is a provider/set key as published (xenstored's node alphabet). */
 bool pv_key_ok(const char *s);
 
+/*
+ * The naming convention of docs/pv-stats.md ("Names for Prometheus"): how
+ * a set's name and a statistic's name say which family the statistic
+ * belongs to, whether it is a counter or a gauge, and its unit.  Both take
+ * a validated name (pv_name_check) and never fail on any other input: a
+ * name outside the convention is simply not one of its names.
+ */
+#define PV_GROUP_MAX 32 /* letters and digits of a set's group */
+
+/*
+ * A set name "<group>" or "<group> <device>": group 1..PV_GROUP_MAX
+ * lower-case letters and digits, starting with a letter, and not a word
+ * pv_stat_classify() refuses; device the rest
+ * after the first space: characters of the name alphabet, neither
+ * beginning nor ending with a space.  Returns
+ * the group's length, with *ret_device pointing at the device within
+ * `set` (NULL when there is none), or -EINVAL when the set name does not
+ * follow the convention (*ret_device untouched).
+ */
+int pv_set_group(const char *set, const char **ret_device);
+
+enum pv_stat_kind { PV_STAT_GAUGE = 1, PV_STAT_COUNTER = 2 };
+
+/* The base units of the convention; PV_UNIT_NONE is no unit suffix. */
+enum pv_unit {
+    PV_UNIT_NONE,
+    PV_UNIT_SECONDS,
+    PV_UNIT_BYTES,
+    PV_UNIT_RATIO,
+    PV_UNIT_HERTZ,
+    PV_UNIT_CELSIUS,
+    PV_UNIT_JOULES,
+    PV_UNIT_WATTS,
+    PV_UNIT_VOLTS,
+    PV_UNIT_AMPERES,
+    PV_UNIT_METERS,
+    PV_UNIT_GRAMS,
+    PV_UNIT_COUNT_
+};
+
+/* "seconds", "bytes", ...; "" for PV_UNIT_NONE. */
+const char *pv_unit_name(enum pv_unit unit);
+
+struct pv_stat_name {
+    enum pv_stat_kind kind;
+    enum pv_unit unit;
+    size_t base_len; /* the name without "_total": the family's last part */
+};
+
+/*
+ * Classify a statistic of `type` named `name` (NUL-terminated) by the
+ * convention: 1..62 characters of [a-z0-9_], starting with a letter,
+ * without "__" and not ending in '_'; no word (between underscores) that
+ * promtool's lint refuses: an abbreviated unit (s, ms, us, ns, sec, b, kb,
+ * mb, gb, tb, pb, m, h, d), a unit with a prefix (milliseconds,
+ * kilobytes, ...; fahrenheit) or a metric type (counter, gauge,
+ * histogram, summary); ending in "_total" it is a counter
+ * (types u64 and double only) and otherwise a gauge (s64, u64, double);
+ * the name before "_total" must not end in a suffix OpenMetrics reserves
+ * (_total, _created, _count, _sum, _bucket, _gcount, _gsum, _info); its
+ * last word, when one of pv_unit_name()'s, is the unit.  Returns 0 with
+ * *ret filled, or -EINVAL (ASCII statistics included) when the statistic
+ * is outside the convention (*ret untouched).
+ */
+int pv_stat_classify(const char *name, uint8_t type, struct pv_stat_name *ret);
+
 #endif

@@ -141,9 +141,10 @@ def stat(d):
         f = l.split()
         if f and f[0] == "cpu":
             for name, v in zip(["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"], f[1:]):
-                r[name + "_ms"] = int(v) * 1000 // HZ
+                r[name + "_seconds_total"] = int(v) / HZ
         elif f and f[0] in ("ctxt", "processes", "intr"):
-            r[{"ctxt": "context_switches", "processes": "forks", "intr": "interrupts"}[f[0]]] = int(f[1])
+            r[{"ctxt": "context_switches_total", "processes": "forks_total", "intr": "interrupts_total"}[f[0]]] = \
+                int(f[1])
     return r
 
 def netdev(d):
@@ -152,7 +153,8 @@ def netdev(d):
         if ":" in l and "|" not in l:
             name, rest = l.split(":", 1)
             v = [int(x) for x in rest.split()]
-            r[name.strip()] = {"rx_bytes": v[0], "rx_packets": v[1], "tx_bytes": v[8], "tx_packets": v[9]}
+            r[name.strip()] = {"rx_bytes_total": v[0], "rx_packets_total": v[1], "tx_bytes_total": v[8],
+                               "tx_packets_total": v[9]}
     return r
 
 def diskstats(d):
@@ -160,8 +162,9 @@ def diskstats(d):
     for l in open(f"{d}/diskstats"):
         f = l.split()
         if len(f) >= 14:
-            r[f[2]] = {"reads_completed": int(f[3]), "read_bytes": int(f[5]) * 512,
-                       "writes_completed": int(f[7]), "written_bytes": int(f[9]) * 512, "io_time_ms": int(f[12])}
+            r[f[2]] = {"reads_completed_total": int(f[3]), "read_bytes_total": int(f[5]) * 512,
+                       "writes_completed_total": int(f[7]), "written_bytes_total": int(f[9]) * 512,
+                       "io_time_seconds_total": int(f[12]) / 1000}
     return r
 
 def sysfs(d):
@@ -191,7 +194,7 @@ for n in (1, 2):
     # cpu: every counter lies between /proc before and after the sample
     sb, sa, c = stat(b), stat(a), s["cpu"]
     for k in sb:
-        between(f"cpu {k}", sb[k], c[k], sa[k])
+        between(f"cpu {k}", sb[k] - 1e-6, c[k], sa[k] + 1e-6)  # seconds as doubles
     assert c["cpus"] >= 1
     # load: equal to /proc/loadavg at the time; uptime within 2 s
     lb, la, ld = open(f"{b}/loadavg").read().split(), open(f"{a}/loadavg").read().split(), s["load"]
@@ -201,7 +204,7 @@ for n in (1, 2):
     assert ub - 2 <= ld["uptime_seconds"] <= ua + 2, (ld["uptime_seconds"], ub, ua)
     worst_uptime = max(worst_uptime, 0.0 if ub <= ld["uptime_seconds"] <= ua else
                        min(abs(ld["uptime_seconds"] - ub), abs(ld["uptime_seconds"] - ua)))
-    assert ld["tasks_total"] > 0
+    assert ld["tasks"] > 0
     # every interface: /proc/net/dev and /sys/class/net agree with the set
     nb, na = netdev(b), netdev(a)
     snb, sbb = sysfs(b)
@@ -211,17 +214,17 @@ for n in (1, 2):
         for k in nb[ifname]:
             between(f"net {ifname} {k}", nb[ifname][k], v[k], na[ifname][k])
         if ifname in snb and ifname in sna:
-            between(f"/sys {ifname} rx_bytes", snb[ifname][0], v["rx_bytes"], sna[ifname][0])
-            between(f"/sys {ifname} tx_bytes", snb[ifname][1], v["tx_bytes"], sna[ifname][1])
+            between(f"/sys {ifname} rx_bytes", snb[ifname][0], v["rx_bytes_total"], sna[ifname][0])
+            between(f"/sys {ifname} tx_bytes", snb[ifname][1], v["tx_bytes_total"], sna[ifname][1])
     # every whole disk: /proc/diskstats and /sys/block/<dev>/stat
     db, da = diskstats(b), diskstats(a)
     for name in [k[5:] for k in s if k.startswith("disk ")]:
         v = s[f"disk {name}"]
         for k in db[name]:
-            between(f"disk {name} {k}", db[name][k], v[k], da[name][k])
+            between(f"disk {name} {k}", db[name][k] - 1e-6, v[k], da[name][k] + 1e-6)
         if name in sbb and name in sba:
-            between(f"/sys/block/{name} reads", sbb[name][0], v["reads_completed"], sba[name][0])
-            between(f"/sys/block/{name} sectors read", sbb[name][2] * 512, v["read_bytes"], sba[name][2] * 512)
+            between(f"/sys/block/{name} reads", sbb[name][0], v["reads_completed_total"], sba[name][0])
+            between(f"/sys/block/{name} sectors read", sbb[name][2] * 512, v["read_bytes_total"], sba[name][2] * 512)
     assert not any(k.startswith(("disk loop", "disk ram")) for k in s), sorted(s)
     # the custom set
     assert s["app"] == {"requests_total": 41, "version": "1.0 beta", "ratio": 0.25}, s["app"]
@@ -278,9 +281,9 @@ s = {x["set"]: {k: v["value"] for k, v in x["stats"].items()} for x in json.load
 assert sorted(s) == sorted(["memory", "net lo", "net eth0", "net vif-with-a-long-name0", "disk xvda", "disk xvdb",
                             "disk nvme0n1", "disk dm-0", "disk xvdc3"]), sorted(s)
 assert s["memory"]["mem_total_bytes"] == 2029876 * 1024
-assert s["memory"]["huge_pages_total"] == 0
-assert s["net eth0"]["rx_bytes"] == 187345112 and s["net eth0"]["collisions"] == 3
-assert s["disk xvda"]["read_bytes"] == 1581306 * 512 and s["disk xvda"]["flush_time_ms"] == 1200
+assert s["memory"]["huge_pages"] == 0
+assert s["net eth0"]["rx_bytes_total"] == 187345112 and s["net eth0"]["collisions_total"] == 3
+assert s["disk xvda"]["read_bytes_total"] == 1581306 * 512 and s["disk xvda"]["flush_time_seconds_total"] == 1.2
 assert len(s["disk xvdb"]) == 11
 PY
 pass "fixture /proc published exactly; partitions, loop and ram devices left out"

@@ -47,6 +47,12 @@ static double double_of(const struct guest_stats *list, const char *name)
     return st->value.dbl;
 }
 
+/* Seconds made of ticks: the nearest double, or next to it. */
+static bool near(double got, double want)
+{
+    return got - want < 1e-9 && want - got < 1e-9;
+}
+
 static void test_meminfo(void **state)
 {
     struct guest_stats list;
@@ -67,7 +73,7 @@ static void test_meminfo(void **state)
     assert_true(u64_of(&list, "swap_free_bytes") == 1048060ULL * 1024);
     assert_true(u64_of(&list, "active_anon_bytes") == 260104ULL * 1024);
     assert_true(u64_of(&list, "inactive_file_bytes") == 497804ULL * 1024);
-    assert_true(u64_of(&list, "s_reclaimable_bytes") == 61120ULL * 1024);
+    assert_true(u64_of(&list, "slab_reclaimable_bytes") == 61120ULL * 1024);
     assert_true(u64_of(&list, "k_reclaimable_bytes") == 61120ULL * 1024);
     assert_true(u64_of(&list, "committed_as_bytes") == 962104ULL * 1024);
     assert_true(u64_of(&list, "nfs_unstable_bytes") == 0);
@@ -75,9 +81,11 @@ static void test_meminfo(void **state)
     assert_true(u64_of(&list, "direct_map2m_bytes") == 1976320ULL * 1024);
     assert_true(u64_of(&list, "hardware_corrupted_bytes") == 0);
     assert_true(u64_of(&list, "hugepagesize_bytes") == 2048ULL * 1024);
-    /* Counts, not kB: no unit suffix, no conversion. */
-    assert_true(u64_of(&list, "huge_pages_total") == 0);
-    assert_null(guest_stats_find(&list, "huge_pages_total_bytes", 0));
+    /* Counts, not kB: no unit suffix, no conversion; a gauge, not "_total". */
+    assert_true(u64_of(&list, "huge_pages") == 0);
+    assert_null(guest_stats_find(&list, "huge_pages_total", 0));
+    assert_null(guest_stats_find(&list, "huge_pages_bytes", 0));
+    assert_non_null(guest_stats_find(&list, "slab_unreclaimable_bytes", 0));
     /* The order of the file is kept, so hints hit. */
     assert_string_equal(list.stat[0].name, "mem_total_bytes");
     assert_ptr_equal(guest_stats_find(&list, "cached_bytes", 4), &list.stat[4]);
@@ -90,8 +98,10 @@ static void test_meminfo_names(void **state)
     static const struct {
         const char *key, *name;
     } cases[] = {
-        {"MemTotal", "mem_total"},     {"SReclaimable", "s_reclaimable"}, {"Active(anon)", "active_anon"},
-        {"HugePages_Total", "huge_pages_total"}, {"DirectMap1G", "direct_map1g"}, {"Committed_AS", "committed_as"},
+        {"MemTotal", "mem"}, /* as a count; in kB it is mem_total_bytes */
+        {"SReclaimable", "slab_reclaimable"}, {"Active(anon)", "active_anon"},
+        {"HugePages_Total", "huge_pages"}, {"SecPageTables", "secondary_page_tables"},
+        {"HugePages_Free", "huge_pages_free"}, {"DirectMap1G", "direct_map1g"}, {"Committed_AS", "committed_as"},
         {"NFS_Unstable", "nfs_unstable"}, {"Zswapped", "zswapped"}, {"ShmemPmdMapped", "shmem_pmd_mapped"},
         {"A", "a"}, {"x_", "x"},
     };
@@ -103,6 +113,8 @@ static void test_meminfo_names(void **state)
         assert_true(meminfo_name(cases[i].key, strlen(cases[i].key), "", out, sizeof(out)));
         assert_string_equal(out, cases[i].name);
     }
+    assert_true(meminfo_name("MemTotal", 8, "_bytes", out, sizeof(out)));
+    assert_string_equal(out, "mem_total_bytes");
     assert_false(meminfo_name("", 0, "", out, sizeof(out)));
     assert_false(meminfo_name("(", 1, "", out, sizeof(out)));
     assert_false(meminfo_name("a b", 3, "", out, sizeof(out)));
@@ -190,24 +202,24 @@ static void test_cpu(void **state)
     assert_int_equal(guest_parse_cpu(text, len, 100, &list), 0);
     assert_int_equal(list.count, 18);
     assert_int_equal(list.dropped, 0);
-    assert_true(u64_of(&list, "user_ms") == 101320);
-    assert_true(u64_of(&list, "nice_ms") == 520);
-    assert_true(u64_of(&list, "system_ms") == 44100);
-    assert_true(u64_of(&list, "idle_ms") == 8716350);
-    assert_true(u64_of(&list, "iowait_ms") == 12030);
-    assert_true(u64_of(&list, "steal_ms") == 970);
-    assert_true(u64_of(&list, "guest_nice_ms") == 0);
-    assert_true(u64_of(&list, "interrupts") == 1452033);
-    assert_true(u64_of(&list, "context_switches") == 2873311);
+    assert_true(near(double_of(&list, "user_seconds_total"), 101.32));
+    assert_true(near(double_of(&list, "nice_seconds_total"), 0.52));
+    assert_true(near(double_of(&list, "system_seconds_total"), 44.1));
+    assert_true(near(double_of(&list, "idle_seconds_total"), 8716.35));
+    assert_true(near(double_of(&list, "iowait_seconds_total"), 12.03));
+    assert_true(near(double_of(&list, "steal_seconds_total"), 0.97));
+    assert_true(near(double_of(&list, "guest_nice_seconds_total"), 0));
+    assert_true(u64_of(&list, "interrupts_total") == 1452033);
+    assert_true(u64_of(&list, "context_switches_total") == 2873311);
     assert_true(u64_of(&list, "boot_time_seconds") == 1764748800);
-    assert_true(u64_of(&list, "forks") == 12044);
+    assert_true(u64_of(&list, "forks_total") == 12044);
     assert_true(u64_of(&list, "procs_running") == 2);
     assert_true(u64_of(&list, "procs_blocked") == 1);
-    assert_true(u64_of(&list, "softirqs") == 884312);
+    assert_true(u64_of(&list, "softirqs_total") == 884312);
     assert_true(u64_of(&list, "cpus") == 2);
     /* Another USER_HZ: 10132 ticks of 1/250 s. */
     assert_int_equal(guest_parse_cpu(text, len, 250, &list), 0);
-    assert_true(u64_of(&list, "user_ms") == 40528);
+    assert_true(near(double_of(&list, "user_seconds_total"), 40.528));
     assert_int_equal(guest_parse_cpu(text, len, 0, &list), -EINVAL);
     free(text);
     guest_stats_free(&list);
@@ -223,24 +235,25 @@ static void test_cpu_malformed(void **state)
     guest_stats_init(&list);
     assert_int_equal(guest_parse_cpu(text, len, 100, &list), 0);
     assert_int_equal(list.count, 6);
-    assert_true(u64_of(&list, "idle_ms") == 10000);
-    assert_null(guest_stats_find(&list, "iowait_ms", 0));
+    assert_true(near(double_of(&list, "idle_seconds_total"), 10));
+    assert_null(guest_stats_find(&list, "iowait_seconds_total", 0));
     free(text);
 
     text = fixture("stat-malformed.txt", &len);
     assert_int_equal(guest_parse_cpu(text, len, 100, &list), 0);
     assert_int_equal(list.count, 11);
     assert_int_equal(list.dropped, 6);
-    assert_true(u64_of(&list, "user_ms") == 1000);
-    assert_true(u64_of(&list, "guest_nice_ms") == 10000);
+    assert_true(near(double_of(&list, "user_seconds_total"), 1));
+    assert_true(near(double_of(&list, "guest_nice_seconds_total"), 10));
     assert_true(u64_of(&list, "procs_running") == 3);
-    assert_null(guest_stats_find(&list, "context_switches", 0));
+    assert_null(guest_stats_find(&list, "context_switches_total", 0));
     free(text);
 
     assert_int_equal(guest_parse_cpu("", 0, 100, &list), -EBADMSG);
     assert_int_equal(guest_parse_cpu("cpu\n", 4, 100, &list), -EBADMSG);
-    assert_true(ticks_to_ms(UINT64_MAX, 100) == UINT64_MAX);
-    assert_true(ticks_to_ms(UINT64_MAX, 1000000) == UINT64_MAX / 1000000 * 1000 + 551);
+    assert_true(ticks_to_seconds(UINT64_MAX, 100) == (double)(UINT64_MAX / 100) + 0.15);
+    assert_true(near(ticks_to_seconds(12345, 100), 123.45));
+    assert_true(ticks_to_seconds(1, 3) < ticks_to_seconds(2, 3));
     guest_stats_free(&list);
 }
 
@@ -258,9 +271,9 @@ static void test_load(void **state)
     assert_true(double_of(&list, "load5") == 0.31);
     assert_true(double_of(&list, "load15") == 0.17);
     assert_true(u64_of(&list, "tasks_running") == 2);
-    assert_true(u64_of(&list, "tasks_total") == 187);
+    assert_true(u64_of(&list, "tasks") == 187);
     assert_true(double_of(&list, "uptime_seconds") == 8867.53);
-    assert_true(double_of(&list, "idle_seconds") == 17388.04);
+    assert_true(double_of(&list, "idle_seconds_total") == 17388.04);
 
     assert_int_equal(guest_parse_load(NULL, 0, up, up_len, &list), 0);
     assert_int_equal(list.count, 2);
@@ -295,16 +308,16 @@ static void test_netdev(void **state)
     eth0 = guest_devices_find(&list, "eth0", 1);
     assert_ptr_equal(eth0, &list.dev[1]);
     assert_int_equal(eth0->stats.count, 16);
-    assert_true(u64_of(&eth0->stats, "rx_bytes") == 187345112);
-    assert_true(u64_of(&eth0->stats, "rx_packets") == 190211);
-    assert_true(u64_of(&eth0->stats, "rx_errors") == 2);
-    assert_true(u64_of(&eth0->stats, "rx_dropped") == 7);
-    assert_true(u64_of(&eth0->stats, "rx_frame_errors") == 1);
-    assert_true(u64_of(&eth0->stats, "multicast") == 33);
-    assert_true(u64_of(&eth0->stats, "tx_bytes") == 9812304);
-    assert_true(u64_of(&eth0->stats, "tx_packets") == 80113);
-    assert_true(u64_of(&eth0->stats, "collisions") == 3);
-    assert_true(u64_of(&list.dev[2].stats, "tx_compressed") == 16);
+    assert_true(u64_of(&eth0->stats, "rx_bytes_total") == 187345112);
+    assert_true(u64_of(&eth0->stats, "rx_packets_total") == 190211);
+    assert_true(u64_of(&eth0->stats, "rx_errors_total") == 2);
+    assert_true(u64_of(&eth0->stats, "rx_dropped_total") == 7);
+    assert_true(u64_of(&eth0->stats, "rx_frame_errors_total") == 1);
+    assert_true(u64_of(&eth0->stats, "multicast_total") == 33);
+    assert_true(u64_of(&eth0->stats, "tx_bytes_total") == 9812304);
+    assert_true(u64_of(&eth0->stats, "tx_packets_total") == 80113);
+    assert_true(u64_of(&eth0->stats, "collisions_total") == 3);
+    assert_true(u64_of(&list.dev[2].stats, "tx_compressed_total") == 16);
     free(text);
 
     text = fixture("net-dev-malformed.txt", &len);
@@ -312,7 +325,7 @@ static void test_netdev(void **state)
     assert_int_equal(list.count, 1);
     assert_int_equal(list.dropped, 7);
     assert_string_equal(list.dev[0].name, "eth3");
-    assert_true(u64_of(&list.dev[0].stats, "tx_compressed") == 16); /* the extra column is ignored */
+    assert_true(u64_of(&list.dev[0].stats, "tx_compressed_total") == 16); /* the extra column is ignored */
     free(text);
 
     /* Only headers: no interface, which is not an error. */
@@ -362,19 +375,19 @@ static void test_diskstats(void **state)
         assert_string_equal(list.dev[i].name, want[i]);
     d = &list.dev[0];
     assert_int_equal(d->stats.count, 17);
-    assert_true(u64_of(&d->stats, "reads_completed") == 20812);
-    assert_true(u64_of(&d->stats, "read_bytes") == 1581306ULL * 512);
-    assert_true(u64_of(&d->stats, "written_bytes") == 1212040ULL * 512);
-    assert_true(u64_of(&d->stats, "write_time_ms") == 41020);
+    assert_true(u64_of(&d->stats, "reads_completed_total") == 20812);
+    assert_true(u64_of(&d->stats, "read_bytes_total") == 1581306ULL * 512);
+    assert_true(u64_of(&d->stats, "written_bytes_total") == 1212040ULL * 512);
+    assert_true(near(double_of(&d->stats, "write_time_seconds_total"), 41.02));
     assert_true(u64_of(&d->stats, "io_in_progress") == 0);
-    assert_true(u64_of(&d->stats, "io_time_ms") == 35512);
-    assert_true(u64_of(&d->stats, "flushes_completed") == 1804);
-    assert_true(u64_of(&d->stats, "flush_time_ms") == 1200);
+    assert_true(near(double_of(&d->stats, "io_time_seconds_total"), 35.512));
+    assert_true(u64_of(&d->stats, "flushes_completed_total") == 1804);
+    assert_true(near(double_of(&d->stats, "flush_time_seconds_total"), 1.2));
     assert_int_equal(list.dev[1].stats.count, 11);
-    assert_null(guest_stats_find(&list.dev[1].stats, "discards_completed", 0));
+    assert_null(guest_stats_find(&list.dev[1].stats, "discards_completed_total", 0));
     assert_int_equal(list.dev[2].stats.count, 15);
     assert_true(u64_of(&list.dev[2].stats, "io_in_progress") == 1);
-    assert_true(u64_of(&list.dev[2].stats, "discarded_bytes") == 80 * 512);
+    assert_true(u64_of(&list.dev[2].stats, "discarded_bytes_total") == 80 * 512);
 
     assert_int_equal(guest_parse_diskstats(text, len, true, &list), 0);
     assert_int_equal(list.count, 9);
@@ -387,7 +400,7 @@ static void test_diskstats(void **state)
     assert_int_equal(list.dropped, 6);
     assert_string_equal(list.dev[0].name, "xvdd");
     assert_string_equal(list.dev[1].name, "xvdg");
-    assert_true(u64_of(&list.dev[1].stats, "read_bytes") == UINT64_MAX);
+    assert_true(u64_of(&list.dev[1].stats, "read_bytes_total") == UINT64_MAX);
     free(text);
 
     assert_int_equal(guest_parse_diskstats("", 0, false, &list), 0);
@@ -435,7 +448,7 @@ static void test_read_files(void **state)
     assert_int_equal(guest_read_stats(root, GUEST_SOURCE_MEMORY, &stats), 0);
     assert_int_equal(stats.count, 51);
     assert_int_equal(guest_read_stats(root, GUEST_SOURCE_CPU, &stats), 0);
-    assert_non_null(guest_stats_find(&stats, "context_switches", 0));
+    assert_non_null(guest_stats_find(&stats, "context_switches_total", 0));
     assert_int_equal(guest_read_stats(root, GUEST_SOURCE_LOAD, &stats), 0);
     assert_int_equal(stats.count, 7);
     assert_int_equal(guest_read_devices(root, GUEST_SOURCE_NET, false, &devs), 0);

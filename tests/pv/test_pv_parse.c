@@ -876,6 +876,86 @@ static void test_keys_many(void **state)
                      -EINVAL);
 }
 
+static void test_convention_statistics(void **state)
+{
+    struct pv_stat_name n = {.kind = 0};
+
+    (void)state;
+    assert_int_equal(pv_stat_classify("rx_bytes_total", XEN_PV_STATS_TYPE_U64, &n), 0);
+    assert_int_equal(n.kind, PV_STAT_COUNTER);
+    assert_int_equal(n.unit, PV_UNIT_BYTES);
+    assert_int_equal(n.base_len, strlen("rx_bytes"));
+    assert_int_equal(pv_stat_classify("user_seconds_total", XEN_PV_STATS_TYPE_DOUBLE, &n), 0);
+    assert_int_equal(n.kind, PV_STAT_COUNTER);
+    assert_int_equal(n.unit, PV_UNIT_SECONDS);
+    assert_int_equal(pv_stat_classify("interrupts_total", XEN_PV_STATS_TYPE_U64, &n), 0);
+    assert_int_equal(n.unit, PV_UNIT_NONE);
+    assert_int_equal(pv_stat_classify("mem_free_bytes", XEN_PV_STATS_TYPE_U64, &n), 0);
+    assert_int_equal(n.kind, PV_STAT_GAUGE);
+    assert_int_equal(n.unit, PV_UNIT_BYTES);
+    assert_int_equal(n.base_len, strlen("mem_free_bytes"));
+    assert_int_equal(pv_stat_classify("queue_delta", XEN_PV_STATS_TYPE_S64, &n), 0);
+    assert_int_equal(n.kind, PV_STAT_GAUGE);
+    assert_int_equal(pv_stat_classify("load1", XEN_PV_STATS_TYPE_DOUBLE, &n), 0);
+    assert_int_equal(pv_stat_classify("total", XEN_PV_STATS_TYPE_U64, &n), 0);
+    assert_int_equal(n.kind, PV_STAT_GAUGE);
+    assert_int_equal(pv_stat_classify("seconds", XEN_PV_STATS_TYPE_U64, &n), 0);
+    assert_int_equal(n.unit, PV_UNIT_NONE);
+    /* outside the convention: the statistic stays in xenstats_pv_value */
+    static const char *const bad[] = {"Rx", "rx bytes", "1rx", "_rx", "rx_", "rx__bytes", "rx-bytes",
+                                      "x_total_total", "x_count", "x_sum", "x_bucket", "x_created", "x_info",
+                                      "x_created_total", "x_gsum", "x_gcount_total", "", "r\xc3\xa9",
+                                      "user_ms", "s_reclaimable_bytes", "x_sec", "read_kb",
+                                      "io_time_milliseconds_total",
+                                      "used_kilobytes", "queue_gauge", "a_counter_total", "t_fahrenheit"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        n.kind = 0;
+        assert_int_equal(pv_stat_classify(bad[i], XEN_PV_STATS_TYPE_U64, &n), -EINVAL);
+        assert_int_equal(n.kind, 0);
+    }
+    /* a counter is never negative, text is never a number */
+    assert_int_equal(pv_stat_classify("x_total", XEN_PV_STATS_TYPE_S64, &n), -EINVAL);
+    assert_int_equal(pv_stat_classify("x", XEN_PV_STATS_TYPE_ASCII, &n), -EINVAL);
+    assert_int_equal(pv_stat_classify("x", 0, &n), -EINVAL);
+    assert_int_equal(pv_stat_classify("x", 9, &n), -EINVAL);
+    /* 62 characters at most */
+    char longest[64];
+    memset(longest, 'a', 63);
+    longest[63] = '\0';
+    assert_int_equal(pv_stat_classify(longest, XEN_PV_STATS_TYPE_U64, &n), -EINVAL);
+    longest[62] = '\0';
+    assert_int_equal(pv_stat_classify(longest, XEN_PV_STATS_TYPE_U64, &n), 0);
+    assert_string_equal(pv_unit_name(PV_UNIT_SECONDS), "seconds");
+    assert_string_equal(pv_unit_name(PV_UNIT_NONE), "");
+    assert_string_equal(pv_unit_name(PV_UNIT_COUNT_), "");
+}
+
+static void test_convention_sets(void **state)
+{
+    const char *dev = "untouched";
+    const char *set = "net eth0";
+
+    (void)state;
+    assert_int_equal(pv_set_group(set, &dev), 3);
+    assert_ptr_equal(dev, set + 4);
+    assert_int_equal(pv_set_group("memory", &dev), 6);
+    assert_null(dev);
+    assert_int_equal(pv_set_group("disk nvme0n1", &dev), 4);
+    assert_string_equal(dev, "nvme0n1");
+    assert_int_equal(pv_set_group("web my app {x}", &dev), 3);
+    assert_string_equal(dev, "my app {x}");
+    assert_int_equal(pv_set_group("eth0", &dev), 4);
+    static const char *const bad[] = {"Tx", "Network #0", "net_eth0", "xen_memory0", "net ", "net  ", " net",
+                                      "0net", "", "net\teth0", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                      "ms", "gauge x", "kb"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        dev = "untouched";
+        assert_int_equal(pv_set_group(bad[i], &dev), -EINVAL);
+        assert_string_equal(dev, "untouched");
+    }
+    assert_int_equal(pv_set_group("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa x", &dev), 32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -901,6 +981,8 @@ int main(void)
         cmocka_unit_test(test_keys_indices),
         cmocka_unit_test(test_keys_numbers),
         cmocka_unit_test(test_keys_many),
+        cmocka_unit_test(test_convention_statistics),
+        cmocka_unit_test(test_convention_sets),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

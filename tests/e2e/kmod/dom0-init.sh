@@ -85,19 +85,26 @@ state() {
         index($0, "xenstats_pv_set_state{") == 1 && index($0, d) && index($0, p) && index($0, s) && $NF == 1 {
             match($0, /state="[a-z-]*"/); print substr($0, RSTART + 7, RLENGTH - 8); exit }' /tmp/m.txt
 }
-value() { # value PROVIDER SET STATISTIC
-    awk -v d="domid=\"$DOMID\"" -v p="provider=\"$1\"" -v s="set=\"$2\"" -v t="statistic=\"$3\"" '
-        index($0, "xenstats_pv_value{") == 1 && index($0, d) && index($0, p) && index($0, s) && index($0, t) {
+# value GROUP DEVICE STATISTIC: the sample of xenstats_guest_GROUP_STATISTIC
+# (the module's names follow the naming convention, docs/pv-stats.md) of the
+# module's provider of GROUP, with device="DEVICE" unless DEVICE is empty
+value() {
+    dv=
+    [ -z "$2" ] || dv="device=\"$2\""
+    awk -v n="xenstats_guest_$1_$3{" -v d="domid=\"$DOMID\"" -v p="provider=\"$(provider_of "$1")\"" -v v="$dv" '
+        index($0, n) == 1 && index($0, d) && index($0, p) && (v == "" ? !index($0, "device=") : index($0, v)) {
             printf "%.0f\n", $NF; exit }' /tmp/m.txt
 }
-OURS="netfront/eth0 blkfront/xvda balloon/xen_memory0"
+# our sets as PROVIDER/SET, a space of the set's name written "+"
+OURS="netfront/net+eth0 blkfront/disk+xvda balloon/balloon"
+set_of() { echo "${1#*/}" | tr + ' '; }
 wait_sets() { # wait_sets STATE SECONDS: every set of ours in STATE ("none": absent or not active)
     i=0
     while [ $i -lt "$2" ]; do
         fetch
         ok=1
         for ps in $OURS; do
-            st=$(state "${ps%/*}" "${ps#*/}")
+            st=$(state "${ps%/*}" "$(set_of "$ps")")
             if [ "$1" = none ]; then [ "$st" != active ] || ok=0; else [ "$st" = "$1" ] || ok=0; fi
         done
         [ $ok = 1 ] && return 0
@@ -106,8 +113,8 @@ wait_sets() { # wait_sets STATE SECONDS: every set of ours in STATE ("none": abs
     done
     return 1
 }
-states() { for ps in $OURS; do printf '%s=%s ' "$ps" "$(state "${ps%/*}" "${ps#*/}")"; done; }
-provider_of() { case $1 in eth0) echo netfront ;; xvda) echo blkfront ;; xen_memory0) echo balloon ;; esac; }
+states() { for ps in $OURS; do printf '%s=%s ' "$ps" "$(state "${ps%/*}" "$(set_of "$ps")")"; done; }
+provider_of() { case $1 in net) echo netfront ;; disk) echo blkfront ;; balloon) echo balloon ;; esac; }
 # compare: the guest's own figures ($FIG) against the agent's, read one
 # sample later; the mismatches in $BAD.  (No subshell: cmd counts SEQ.)
 FIG=
@@ -122,8 +129,8 @@ compare() {
         bad=
         for kv in $FIG; do
             k=${kv%%=*} v=${kv#*=}
-            set=${k%%.*} stat=${k#*.}
-            got=$(value "$(provider_of "$set")" "$set" "$stat")
+            gd=${k%%.*} stat=${k#*.}
+            got=$(value "${gd%%/*}" "${gd#*/}" "$stat")
             [ "$got" = "$v" ] || bad="$bad $k:guest=$v,agent=$got"
         done
         BAD=$bad
@@ -140,14 +147,14 @@ wait_sets active 60
 res module-before-agent $? "$(states)after $(awk "BEGIN{print $(up)-$T}")s"
 compare
 res values-equal $? "guest figures = agent's: $FIG $BAD"
-RX0=$(fig eth0.rx_bytes) WS0=$(fig xvda.write_sectors) RI0=$(fig xvda.read_ios)
+RX0=$(fig net/eth0.rx_bytes_total) WB0=$(fig disk/xvda.written_bytes_total) RI0=$(fig disk/xvda.reads_completed_total)
 cmd 60 io
 ping -c 5 -i 0.2 10.99.0.2 >/dev/null 2>&1
 compare
 res values-equal-after-traffic $? "$FIG $BAD"
-RX1=$(fig eth0.rx_bytes) WS1=$(fig xvda.write_sectors) RI1=$(fig xvda.read_ios)
-[ "$RX1" -gt "$RX0" ] && [ "$WS1" -ge $((WS0 + 8192)) ] && [ "$RI1" -gt "$RI0" ]
-res values-move $? "eth0.rx_bytes $RX0 -> $RX1, xvda.write_sectors $WS0 -> $WS1, xvda.read_ios $RI0 -> $RI1"
+RX1=$(fig net/eth0.rx_bytes_total) WB1=$(fig disk/xvda.written_bytes_total) RI1=$(fig disk/xvda.reads_completed_total)
+[ "$RX1" -gt "$RX0" ] && [ "$WB1" -ge $((WB0 + 4194304)) ] && [ "$RI1" -gt "$RI0" ]
+res values-move $? "net/eth0.rx_bytes_total $RX0 -> $RX1, disk/xvda.written_bytes_total $WB0 -> $WB1, disk/xvda.reads_completed_total $RI0 -> $RI1"
 no_oops dmesg-after-traffic
 
 # ---- a user-space provider beside the kernel's
@@ -221,13 +228,14 @@ G_LOADED=$(grants)
 
 # ---- dom0 deletes a set's event-channel under the module: it withdraws
 # the set and publishes it again
-P0=$(xenstore-read /local/domain/$DOMID/stats/netfront/eth0/event-channel 2>/dev/null)
-xenstore-rm /local/domain/$DOMID/stats/netfront/eth0/event-channel
+# (the key of set "net eth0" is net_eth0, derived from its name)
+P0=$(xenstore-read /local/domain/$DOMID/stats/netfront/net_eth0/event-channel 2>/dev/null)
+xenstore-rm /local/domain/$DOMID/stats/netfront/net_eth0/event-channel
 i=0
 P1=
 while [ $i -lt 30 ]; do
     sleep 1
-    P1=$(xenstore-read /local/domain/$DOMID/stats/netfront/eth0/event-channel 2>/dev/null)
+    P1=$(xenstore-read /local/domain/$DOMID/stats/netfront/net_eth0/event-channel 2>/dev/null)
     [ -n "$P1" ] && break
     i=$((i + 1))
 done
@@ -307,27 +315,27 @@ wait_one() { # wait_one PROVIDER SET active|none SECONDS
 }
 timeout 60 xl block-detach domu1 xvda >/tmp/bd.out 2>&1
 r=$?
-wait_one blkfront xvda none 30
+wait_one blkfront "disk xvda" none 30
 w=$?
-res vbd-detach-withdraws "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/xvda=$(one_state blkfront xvda) $(tail -1 /tmp/bd.out)"
+res vbd-detach-withdraws "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/disk xvda=$(one_state blkfront "disk xvda") $(tail -1 /tmp/bd.out)"
 no_oops dmesg-after-vbd-detach
 timeout 60 xl block-attach domu1 'format=raw,vdev=xvda,access=rw,script=/etc/xen/scripts/hotplug-block,target=/dev/loop7' >/tmp/ba.out 2>&1
 r=$?
-wait_one blkfront xvda active 40
+wait_one blkfront "disk xvda" active 40
 w=$?
 [ $w = 0 ] || { xenstore-ls /local/domain/$DOMID/stats 2>&1 | head -20 | sed 's/^/XT: stats: /'; tail -10 /tmp/agent.log | sed 's/^/XT: agent: /'; }
-res vbd-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/xvda=$(one_state blkfront xvda) $(tail -1 /tmp/ba.out)"
+res vbd-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "blkfront/disk xvda=$(one_state blkfront "disk xvda") $(tail -1 /tmp/ba.out)"
 timeout 60 xl network-detach domu1 0 >/tmp/nd.out 2>&1
 r=$?
-wait_one netfront eth0 none 30
+wait_one netfront "net eth0" none 30
 w=$?
-res vif-detach-withdraws "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "netfront/eth0=$(one_state netfront eth0) $(tail -1 /tmp/nd.out)"
+res vif-detach-withdraws "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "netfront/net eth0=$(one_state netfront "net eth0") $(tail -1 /tmp/nd.out)"
 no_oops dmesg-after-vif-detach
 timeout 60 xl network-attach domu1 bridge=xenbr0,mac=00:16:3e:4c:00:03,script=/etc/xen/scripts/hotplug-vif >/tmp/na.out 2>&1
 r=$?
-wait_one netfront eth0 active 40
+wait_one netfront "net eth0" active 40
 w=$?
-res vif-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "netfront/eth0=$(one_state netfront eth0); xl network-attach rc=$r: $(tr '\n' ' ' </tmp/na.out)"
+res vif-attach-publishes "$([ $r = 0 ] && [ $w = 0 ] && echo 0 || echo 1)" "netfront/net eth0=$(one_state netfront "net eth0"); xl network-attach rc=$r: $(tr '\n' ' ' </tmp/na.out)"
 [ -f /var/log/xen/xen-hotplug.log ] && sed 's/^/XT: hotplug log: /' /var/log/xen/xen-hotplug.log | tail -5
 cmd 60 unload
 no_oops dmesg-after-hotplug

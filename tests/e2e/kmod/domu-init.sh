@@ -25,16 +25,20 @@ insmod /modules/xenstats.ko || echo "DOMU: insmod xenstats failed"
 echo "DOMU: up $(cut -d' ' -f1 /proc/uptime)s, domid $(xenstore-read domid), $(ls /sys/class/net | tr '\n' ' ')$(ls /sys/block | tr '\n' ' ')"
 
 S=/sys/devices/system/xen_memory/xen_memory0
-figures() { # the guest's own view of what the module publishes
+figures() { # the guest's own view of what the module publishes, in its units:
+    # GROUP/DEVICE.STATISTIC=VALUE, the agent's xenstats_guest_GROUP_STATISTIC{device="DEVICE"}
     # shellcheck disable=SC2046 # the fields, split
     set -- $(cat /sys/block/xvda/stat)
-    echo "eth0.rx_bytes=$(cat /sys/class/net/eth0/statistics/rx_bytes)" \
-        "eth0.tx_bytes=$(cat /sys/class/net/eth0/statistics/tx_bytes)" \
-        "eth0.rx_packets=$(cat /sys/class/net/eth0/statistics/rx_packets)" \
-        "eth0.tx_packets=$(cat /sys/class/net/eth0/statistics/tx_packets)" \
-        "xvda.read_ios=$1 xvda.read_sectors=$3 xvda.write_ios=$5 xvda.write_sectors=$7 xvda.in_flight=$9" \
-        "xen_memory0.target_kb=$(cat $S/target_kb) xen_memory0.current_kb=$(cat $S/info/current_kb)" \
-        "xen_memory0.low_kb=$(cat $S/info/low_kb) xen_memory0.high_kb=$(cat $S/info/high_kb)"
+    N=/sys/class/net/eth0/statistics
+    echo "net/eth0.rx_bytes_total=$(cat $N/rx_bytes) net/eth0.tx_bytes_total=$(cat $N/tx_bytes)" \
+        "net/eth0.rx_packets_total=$(cat $N/rx_packets) net/eth0.tx_packets_total=$(cat $N/tx_packets)" \
+        "disk/xvda.reads_completed_total=$1 disk/xvda.read_bytes_total=$(($3 * 512))" \
+        "disk/xvda.writes_completed_total=$5 disk/xvda.written_bytes_total=$(($7 * 512))" \
+        "disk/xvda.io_in_progress=$9" \
+        "balloon/.target_bytes=$(($(cat $S/target_kb) * 1024))" \
+        "balloon/.current_bytes=$(($(cat $S/info/current_kb) * 1024))" \
+        "balloon/.low_bytes=$(($(cat $S/info/low_kb) * 1024))" \
+        "balloon/.high_bytes=$(($(cat $S/info/high_kb) * 1024))"
 }
 # what a leak would show: our interrupts, grant and memory figures
 leak() {

@@ -417,11 +417,34 @@ static void check_hostile(struct json_object *dom, const char *scenario, const c
            reason ? reason : "", s ? (long long)json_object_get_int64(get(s, "errors")) : -1LL);
 }
 
+/* The first xenstats_pv_value line of `provider` in `metrics`, its length in *len; NULL if none. */
+static const char *pv_value_line(const char *metrics, const char *provider, size_t *len)
+{
+    char label[96];
+
+    snprintf(label, sizeof(label), ",provider=\"%s\",", provider);
+    for (const char *l = metrics; *l;) {
+        const char *end = strchr(l, '\n');
+
+        if (!end)
+            end = l + strlen(l);
+        if (!strncmp(l, "xenstats_pv_value{", strlen("xenstats_pv_value{")) &&
+            memmem(l, (size_t)(end - l), label, strlen(label))) {
+            *len = (size_t)(end - l);
+            return l;
+        }
+        l = *end ? end + 1 : end;
+    }
+    return NULL;
+}
+
 static void check_live(struct json_object *root, uint32_t domid, const char *metrics)
 {
     struct json_object *dom = find_domain(root, domid), *vcpus, *known, *st, *pub, *sets;
     char want[160];
     int valid = 0, active = 0;
+    const char *pv;
+    size_t pv_len = 0;
 
     result(dom != NULL, "agent-domain", "domain %u in /api/v1/snapshot", domid);
     if (!dom)
@@ -483,9 +506,16 @@ static void check_live(struct json_object *root, uint32_t domid, const char *met
     st = find_set(dom, "xenstats-publish", "memory");
     result(st && json_object_array_length(get(st, "stats")) > 0, "pv-publish-memory", "memory set %s, %zu stats",
            state_of(st), st ? json_object_array_length(get(st, "stats")) : 0);
+    /* Known's names are outside the naming convention: xenstats_pv_value */
     snprintf(want, sizeof(want), "xenstats_pv_value{domid=\"%u\"", domid);
     result(strstr(metrics, want) && strstr(metrics, "provider=\"Known\""), "metrics-pv-series", "%s ... Known",
            want);
+    /* xenstats publish's follow it: a typed family each, and no xenstats_pv_value */
+    snprintf(want, sizeof(want), "xenstats_guest_memory_mem_total_bytes{domid=\"%u\"", domid);
+    pv = pv_value_line(metrics, "xenstats-publish", &pv_len);
+    result(strstr(metrics, want) && !pv, "metrics-guest-family", "%s... %s%.*s", want,
+           pv ? "and a xenstats_pv_value of xenstats-publish: " : "and no xenstats_pv_value of xenstats-publish",
+           pv ? (int)(pv_len < 200 ? pv_len : 200) : 0, pv ? pv : "");
 
     check_hostile(dom, "name-no-nul", "rejected", "NUL");
     check_hostile(dom, "ref-foreign", "rejected", "map");
