@@ -55,6 +55,7 @@ struct agent {
     bool collecting; /* a round is in progress */
     unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
     uint64_t scrapes; /* atomic: HTTP threads */
+    uint64_t last_request_ns[3][2]; /* atomic: HTTP threads; by enum render_format, plain or gzip */
 
     pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
     struct snapshot *current;
@@ -84,6 +85,35 @@ static void usage(FILE *f)
 
 /* ---- the round ---------------------------------------------------------------- */
 
+/*
+ * Render now, in the sampler's thread, the formats (and their gzip) a
+ * client asked for in the last two intervals: the next scrape of them is
+ * then only a transfer (the text of /metrics of a thousand domains takes
+ * tens of ms to make, its gzip more).  A format nobody asks for costs
+ * nothing; a scrape that comes during the render waits for it (the
+ * snapshot's memo) rather than rendering again.  The old snapshot is
+ * released first, so its text and this one's are not both held.
+ */
+static void prerender(struct agent *a, struct snapshot *s)
+{
+    uint64_t now = monotonic_ns();
+    size_t len;
+
+    for (int f = 0; f < 3; f++) {
+        for (int gzip = 0; gzip < 2; gzip++) {
+            uint64_t last = __atomic_load_n(&a->last_request_ns[f][gzip], __ATOMIC_RELAXED);
+            const char *data;
+
+            if (!last || now - last > 2 * a->interval_ns)
+                continue;
+            data = gzip ? snapshot_render_encoded(s, (enum render_format)f, http_gzip_encode, &len)
+                        : snapshot_render(s, (enum render_format)f, &len);
+            if (!data)
+                log_debug("cannot render a snapshot ahead: %s", strerror(errno));
+        }
+    }
+}
+
 static void publish_snapshot(struct agent *a)
 {
     struct snap_agent counts = {0};
@@ -101,7 +131,7 @@ static void publish_snapshot(struct agent *a)
     list_error = collector_list_error(a->collector);
     pthread_mutex_lock(&a->lock);
     old = a->current;
-    a->current = s;
+    a->current = snapshot_ref(s);
     a->last_complete_ns = s->monotonic_ns;
     if (list_error)
         snprintf(a->unhealthy, sizeof(a->unhealthy), "cannot list domains: %s", xenstats_strerror(list_error));
@@ -109,6 +139,8 @@ static void publish_snapshot(struct agent *a)
         a->unhealthy[0] = '\0';
     pthread_mutex_unlock(&a->lock);
     snapshot_unref(old);
+    prerender(a, s);
+    snapshot_unref(s);
 }
 
 static void maybe_finish_round(struct agent *a)
@@ -267,6 +299,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     if (!s)
         return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
     gzip = http_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+    __atomic_store_n(&a->last_request_ns[format][gzip], monotonic_ns(), __ATOMIC_RELAXED);
     data = gzip ? snapshot_render_encoded(s, format, http_gzip_encode, &len) : snapshot_render(s, format, &len);
     if (!data) {
         snapshot_unref(s);

@@ -147,48 +147,155 @@ static int emu_pending(struct platform_evtchn *h)
 }
 
 /*
- * Pipelined: a chunk of requests, then their replies, in order.  Chunks
- * stay small so the replies fit the socket buffer: the emulator drops a
- * client that does not take its replies.
+ * A round's worth of messages in few system calls: sendmmsg() of the
+ * requests (EMU_HC_BATCH ports each), recvmmsg() of the replies and of
+ * the event socket.
  */
-#define NOTIFY_CHUNK 32
+#define MANY_CHUNK 64
+
+/* Send msgs[count] on fd: 0, or -errno of the first failure with *ret_sent how many went. */
+static int send_all(int fd, struct mmsghdr *msgs, unsigned int count, unsigned int *ret_sent)
+{
+    unsigned int sent = 0;
+    int r = 0;
+
+    while (sent < count) {
+        int n = sendmmsg(fd, msgs + sent, count - sent, MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            r = errno == EPIPE || errno == ECONNRESET ? -ESRCH : negative_errno();
+            break;
+        }
+        sent += (unsigned int)n;
+    }
+    *ret_sent = sent;
+    return r;
+}
+
+/*
+ * Pipelined: up to NOTIFY_WINDOW requests of EMU_HC_BATCH ports each, then
+ * their replies, in order.  The window stays small so the replies (520
+ * bytes each) fit the socket buffer: the emulator drops a client that
+ * does not take its replies.
+ */
+#define NOTIFY_WINDOW 16
 
 static int emu_notify_many(struct platform_evtchn *h, const uint32_t *ports, size_t count, int *ret_results)
 {
+    struct emu_hc_request reqs[NOTIFY_WINDOW];
+    struct emu_hc_reply replies[NOTIFY_WINDOW];
+    struct iovec iov[NOTIFY_WINDOW], riov[NOTIFY_WINDOW];
+    struct mmsghdr msgs[NOTIFY_WINDOW], rmsgs[NOTIFY_WINDOW];
     size_t done = 0;
     int r = 0;
 
     pthread_mutex_lock(&h->lock);
     while (done < count && r == 0) {
-        size_t chunk = count - done < NOTIFY_CHUNK ? count - done : NOTIFY_CHUNK, sent = 0, i;
+        unsigned int nmsg = 0, sent = 0, got = 0, i;
+        size_t at = done;
 
-        for (i = 0; i < chunk; i++) {
-            struct emu_hc_request req = {.op = EMU_HC_EVT_NOTIFY, .port = ports[done + i]};
-            ssize_t n;
+        for (; nmsg < NOTIFY_WINDOW && at < count; nmsg++) {
+            uint32_t n = count - at < EMU_HC_BATCH ? (uint32_t)(count - at) : EMU_HC_BATCH;
 
-            do
-                n = send(h->fd, &req, EMU_HC_REQUEST_HEADER, MSG_NOSIGNAL);
-            while (n < 0 && errno == EINTR);
-            if (n < 0) {
-                r = errno == EPIPE || errno == ECONNRESET ? -ESRCH : negative_errno();
+            memset(&reqs[nmsg], 0, EMU_HC_REQUEST_HEADER);
+            reqs[nmsg].op = EMU_HC_EVT_NOTIFY_MANY;
+            reqs[nmsg].count = n;
+            memcpy(reqs[nmsg].refs, ports + at, n * sizeof(uint32_t));
+            iov[nmsg] = (struct iovec){.iov_base = &reqs[nmsg], .iov_len = EMU_HC_REQUEST_SIZE(n)};
+            msgs[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[nmsg], .msg_iovlen = 1}};
+            riov[nmsg] = (struct iovec){.iov_base = &replies[nmsg], .iov_len = sizeof(replies[nmsg])};
+            rmsgs[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &riov[nmsg], .msg_iovlen = 1}};
+            at += n;
+        }
+        int sent_r = send_all(h->fd, msgs, nmsg, &sent);
+
+        while (got < sent && r == 0) {
+            /* the first reply blocks; whatever else has arrived comes with it */
+            int n = recvmmsg(h->fd, rmsgs + got, sent - got, MSG_WAITFORONE, NULL);
+
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                r = n == 0 || errno == ECONNRESET ? -ESRCH : -EPROTO;
                 break;
             }
-            sent++;
-        }
-        for (i = 0; i < sent; i++) {
-            struct emu_hc_reply reply;
-            ssize_t n;
-
-            do
-                n = recv(h->fd, &reply, sizeof(reply), 0);
-            while (n < 0 && errno == EINTR);
-            if (n != (ssize_t)sizeof(reply)) {
-                r = n == 0 || (n < 0 && errno == ECONNRESET) ? -ESRCH : -EPROTO;
-                break;
+            for (i = got; i < got + (unsigned int)n && r == 0; i++) {
+                if (rmsgs[i].msg_len != sizeof(replies[i]))
+                    r = rmsgs[i].msg_len == 0 ? -ESRCH : -EPROTO;
+                else if (replies[i].result < 0 || replies[i].count != reqs[i].count)
+                    r = replies[i].result < 0 ? replies[i].result : -EPROTO;
+                else
+                    for (uint32_t k = 0; k < reqs[i].count; k++)
+                        ret_results[done + k] = (int32_t)replies[i].a[k];
+                if (r == 0)
+                    done += reqs[i].count;
             }
-            ret_results[done + i] = reply.result;
+            got += (unsigned int)n;
         }
-        done += sent;
+        if (!r)
+            r = sent_r;
+    }
+    pthread_mutex_unlock(&h->lock);
+    return set_errno(r);
+}
+
+static int emu_pending_many(struct platform_evtchn *h, uint32_t *ret_ports, size_t max)
+{
+    struct mmsghdr msgs[MANY_CHUNK];
+    struct iovec iov[MANY_CHUNK];
+    unsigned int want = max < MANY_CHUNK ? (unsigned int)max : MANY_CHUNK, i;
+    int n;
+
+    if (!want)
+        return set_errno(-EINVAL);
+    for (i = 0; i < want; i++) {
+        iov[i] = (struct iovec){.iov_base = &ret_ports[i], .iov_len = sizeof(ret_ports[i])};
+        msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+    }
+    do
+        n = recvmmsg(h->evfd, msgs, want, MSG_DONTWAIT, NULL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return set_errno(errno == EWOULDBLOCK ? -EAGAIN : negative_errno());
+    if (n == 0)
+        return set_errno(-EAGAIN);
+    for (i = 0; i < (unsigned int)n; i++) {
+        /* End of file: the emulator dropped the handle (domain destroyed). */
+        if (msgs[i].msg_len == 0)
+            return i ? (int)i : set_errno(-ESRCH);
+        if (msgs[i].msg_len != sizeof(uint32_t) || ret_ports[i] > INT32_MAX)
+            return i ? (int)i : set_errno(-EPROTO);
+    }
+    return n;
+}
+
+static int emu_unmask_many(struct platform_evtchn *h, const uint32_t *ports, size_t count)
+{
+    struct emu_hc_request reqs[NOTIFY_WINDOW];
+    struct mmsghdr msgs[NOTIFY_WINDOW];
+    struct iovec iov[NOTIFY_WINDOW];
+    size_t done = 0;
+    int r = 0;
+
+    pthread_mutex_lock(&h->lock);
+    while (done < count && r == 0) {
+        unsigned int nmsg = 0, sent;
+
+        for (; nmsg < NOTIFY_WINDOW && done < count; nmsg++) {
+            uint32_t n = count - done < EMU_HC_BATCH ? (uint32_t)(count - done) : EMU_HC_BATCH;
+
+            memset(&reqs[nmsg], 0, EMU_HC_REQUEST_HEADER);
+            reqs[nmsg].op = EMU_HC_EVT_UNMASK_MANY;
+            reqs[nmsg].flags = EMU_HC_NO_REPLY;
+            reqs[nmsg].count = n;
+            memcpy(reqs[nmsg].refs, ports + done, n * sizeof(uint32_t));
+            iov[nmsg] = (struct iovec){.iov_base = &reqs[nmsg], .iov_len = EMU_HC_REQUEST_SIZE(n)};
+            msgs[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[nmsg], .msg_iovlen = 1}};
+            done += n;
+        }
+        r = send_all(h->fd, msgs, nmsg, &sent);
     }
     pthread_mutex_unlock(&h->lock);
     return set_errno(r);
@@ -227,7 +334,9 @@ const struct platform_evtchn_ops emu_evtchn_ops = {
     .notify = emu_notify,
     .notify_many = emu_notify_many,
     .pending = emu_pending,
+    .pending_many = emu_pending_many,
     .unmask = emu_unmask,
+    .unmask_many = emu_unmask_many,
     .unbind = emu_unbind,
     .status = emu_status,
 };

@@ -40,10 +40,14 @@ enum emu_hc_op {
     EMU_HC_EVT_UNMASK = 9,    /* port */
     EMU_HC_EVT_UNBIND = 10,   /* port */
     EMU_HC_EVT_STATUS = 11,   /* port */
+    /* NOTIFY and UNMASK of count ports (the refs): a round's requests in
+     * a few messages instead of one each */
+    EMU_HC_EVT_NOTIFY_MANY = 12, /* count, ports; a[i] the result of ports[i] */
+    EMU_HC_EVT_UNMASK_MANY = 13, /* count, ports */
 };
 
 #define EMU_HC_WRITABLE 1u /* share: grantee may write; map: map writable */
-/* unmask: one-way, no reply: unmask of a port not the handle's is ignored
+/* unmask, unmask-many: one-way, no reply: unmask of a port not the handle's is ignored
  * as a write to /dev/xen/evtchn is, so there is nothing to answer; saves a
  * round trip to the emulator per delivered event. */
 #define EMU_HC_NO_REPLY 2u

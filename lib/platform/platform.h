@@ -165,7 +165,16 @@ struct platform_evtchn_ops {
      * Notifications while masked coalesce into one delivery at unmask().
      */
     int (*pending)(struct platform_evtchn *h);
+    /*
+     * Optional (NULL: call pending() until -EAGAIN): up to `max` pending
+     * ports into ret_ports[], each masked as by pending(); returns how many
+     * (> 0), -EAGAIN when none, or -errno as pending().  One system call
+     * for a round's thousands of answers rather than one each.
+     */
+    int (*pending_many)(struct platform_evtchn *h, uint32_t *ret_ports, size_t max);
     int (*unmask)(struct platform_evtchn *h, uint32_t port); /* other ports: ignored */
+    /* Optional (NULL: unmask() each): unmask every port of ports[count]. */
+    int (*unmask_many)(struct platform_evtchn *h, const uint32_t *ports, size_t count);
     int (*unbind)(struct platform_evtchn *h, uint32_t port); /* -ENOTCONN as notify */
     /*
      * State of a local port of the caller's domain, as EVTCHNOP_status

@@ -45,6 +45,12 @@ struct bucket {
     uint64_t at;
 };
 
+union pv_number {
+    int64_t s64;
+    uint64_t u64;
+    double dbl;
+};
+
 struct xenstats_pv_set {
     struct xenstats_pv_set *next; /* in its domain */
     struct mon_domain *domain;
@@ -66,8 +72,14 @@ struct xenstats_pv_set {
     struct pv_set_keys keys;
     const uint8_t *name_map, *value_map; /* read-only grant mappings */
     uint64_t names_hash;                 /* of the name pages as validated */
-    struct pv_stat_desc *descs;
-    struct pv_value *values;
+    /* what the set declared, in one block (stat_block): names, types, the
+     * last sample's numbers and validity; a set of 32 takes 1 KiB, not the
+     * 4 KiB of the parser's page-sized descriptors */
+    void *stat_block;
+    const char **names;
+    uint8_t *types;
+    union pv_number *numbers;
+    char (*texts)[XEN_PV_STATS_ENTRY_SIZE]; /* only when the set has ascii statistics */
     bool *valid;
     uint32_t nr_stats;
     int port; /* local, -1 when not bound */
@@ -123,6 +135,11 @@ struct xenstats_monitor {
     struct xenstats_pv_set **list; /* snapshot for xenstats_monitor_set() */
     size_t list_len, list_cap;
     bool list_dirty;
+    /* domains sorted by domid, for the collector's look-up of each of
+     * thousands of domains per round */
+    struct mon_domain **by_domid;
+    size_t by_domid_len, by_domid_cap;
+    bool by_domid_dirty;
     bool release_watched;
     int broken; /* -errno once xenstore or the event channel device is gone */
     size_t outstanding;  /* sets in the sampling state */
@@ -383,12 +400,14 @@ static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
         g->unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
     s->name_map = s->value_map = NULL;
 
-    free(s->descs);
-    free(s->values);
-    free(s->valid);
-    s->descs = NULL;
-    s->values = NULL;
+    free(s->stat_block);
+    free(s->texts);
+    s->stat_block = NULL;
+    s->names = NULL;
+    s->types = NULL;
+    s->numbers = NULL;
     s->valid = NULL;
+    s->texts = NULL;
     s->nr_stats = 0;
 }
 
@@ -482,9 +501,47 @@ static int read_keys(struct xenstats_monitor *m, struct xenstats_pv_set *s, stru
     return 0;
 }
 
+/* The parser's descriptors of s (nr_stats of them) into s's own block. */
+static int keep_declarations(struct xenstats_pv_set *s, const struct pv_stat_desc *descs)
+{
+    size_t n = s->nr_stats, text = 0, head = n * (sizeof(*s->names) + sizeof(*s->numbers) + 2);
+    bool any_ascii = false;
+    char *at;
+
+    for (size_t i = 0; i < n; i++) {
+        text += strlen(descs[i].name) + 1;
+        any_ascii |= descs[i].type == XEN_PV_STATS_TYPE_ASCII;
+    }
+    s->stat_block = calloc(1, head + text + 1);
+    if (any_ascii)
+        s->texts = calloc(n, sizeof(*s->texts));
+    if (!s->stat_block || (any_ascii && !s->texts)) {
+        free(s->stat_block);
+        free(s->texts);
+        s->stat_block = NULL;
+        s->texts = NULL;
+        s->nr_stats = 0;
+        return -ENOMEM;
+    }
+    s->names = s->stat_block;
+    s->numbers = (union pv_number *)(s->names + n);
+    s->types = (uint8_t *)(s->numbers + n);
+    s->valid = (bool *)(s->types + n);
+    at = (char *)(s->valid + n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(descs[i].name) + 1;
+
+        s->types[i] = descs[i].type;
+        s->names[i] = memcpy(at, descs[i].name, len);
+        at += len;
+    }
+    return 0;
+}
+
 static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
 {
     struct platform *pl = m->platform;
+    struct pv_stat_desc *descs;
     uint8_t *name_copy;
     size_t bytes;
     int r;
@@ -499,25 +556,28 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     name_copy = bytes <= m->scratch_len ? m->scratch : NULL;
     if (!name_copy && grow_scratch(m, bytes) == 0)
         name_copy = m->scratch;
-    s->descs = calloc(PV_MAX_STATS < keys->nr_pages * XEN_PV_STATS_PER_PAGE ? PV_MAX_STATS
-                                                                             : keys->nr_pages * XEN_PV_STATS_PER_PAGE,
-                      sizeof(*s->descs));
-    if (!name_copy || !s->descs) {
+    descs = calloc(PV_MAX_STATS < keys->nr_pages * XEN_PV_STATS_PER_PAGE ? PV_MAX_STATS
+                                                                          : keys->nr_pages * XEN_PV_STATS_PER_PAGE,
+                   sizeof(*descs));
+    if (!name_copy || !descs) {
+        free(descs);
         set_reason(s, "out of memory");
         return -ENOMEM;
     }
     /* Copy once, then validate the copy: the guest may change the pages. */
     memcpy(name_copy, s->name_map, bytes);
     s->names_hash = page_hash(name_copy, bytes);
-    r = pv_parse_name_pages(name_copy, keys->nr_pages, s->descs, s->reason);
-    if (r < 0)
+    r = pv_parse_name_pages(name_copy, keys->nr_pages, descs, s->reason);
+    if (r < 0) {
+        free(descs);
         return r;
+    }
     s->nr_stats = (uint32_t)r;
-    s->values = calloc(s->nr_stats, sizeof(*s->values));
-    s->valid = calloc(s->nr_stats, sizeof(*s->valid));
-    if (!s->values || !s->valid) {
+    r = keep_declarations(s, descs);
+    free(descs);
+    if (r < 0) {
         set_reason(s, "out of memory");
-        return -ENOMEM;
+        return r;
     }
     s->value_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
     if (!s->value_map) {
@@ -885,6 +945,7 @@ int xenstats_monitor_add_domain(struct xenstats_monitor *monitor, uint32_t domid
     }
     d->next = monitor->domains;
     monitor->domains = d;
+    monitor->by_domid_dirty = true;
     /* Attach what is already published now; the watch's first event
      * only causes a cheap rescan. */
     scan_domain(monitor, d, SIZE_MAX); /* as far as the burst goes */
@@ -903,6 +964,7 @@ static void domain_free(struct xenstats_monitor *m, struct mon_domain *d, const 
     }
     free(d);
     m->list_dirty = true;
+    m->by_domid_dirty = true;
 }
 
 int xenstats_monitor_remove_domain(struct xenstats_monitor *monitor, uint32_t domid)
@@ -1037,13 +1099,19 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
         return;
     }
     value_copy = m->scratch;
-    memcpy(value_copy, s->value_map, bytes);
+    /* only the entries declared: the rest of the pages is never looked at */
+    memcpy(value_copy, s->value_map, (size_t)s->nr_stats * XEN_PV_STATS_ENTRY_SIZE);
     for (i = 0; i < s->nr_stats; i++) {
         const uint8_t *e = value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
+        struct pv_value v;
 
-        s->valid[i] = pv_decode_value(s->descs[i].type, e, &s->values[i], reason) == 0;
+        s->valid[i] = pv_decode_value(s->types[i], e, &v, reason) == 0;
+        if (s->valid[i] && v.type == XEN_PV_STATS_TYPE_ASCII)
+            memcpy(s->texts[i], v.u.ascii, sizeof(s->texts[i]));
+        else if (s->valid[i])
+            memcpy(&s->numbers[i], &v.u, sizeof(s->numbers[i]));
         if (!s->valid[i] && !bad++)
-            dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->descs[i].name,
+            dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->names[i],
                     reason);
     }
     if (bad)
@@ -1064,45 +1132,76 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     s->last_latency_ns = now - s->requested_at;
 }
 
+/* What one pending port means; false when it is to stay masked. */
+static bool handle_event(struct xenstats_monitor *m, int port, uint64_t now)
+{
+    struct xenstats_pv_set *s = port_lookup(m, port);
+
+    if (!s)
+        return true;
+    if (s->bind_event_due) {
+        s->bind_event_due = false; /* the bind's own event */
+    } else if (s->state == XENSTATS_PV_SET_SAMPLING) {
+        complete(m, s, now);
+    } else {
+        /* Unrequested: count it, and stop listening to a flood. */
+        s->errors++;
+        if (now - s->unsolicited_window_start > 1000 * MS) {
+            s->unsolicited_window_start = now;
+            s->unsolicited_in_window = 0;
+        }
+        if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
+            if (!s->masked)
+                dom_log(m, s->domain, XENSTATS_LOG_WARNING,
+                        "set %s floods its event channel; ignored until the next request", s->path);
+            s->masked = true;
+            return false;
+        }
+    }
+    return true;
+}
+
+#define EVENT_BATCH 64
+
 static void handle_events(struct xenstats_monitor *m)
 {
     const struct platform_evtchn_ops *ev = m->platform->backend->evtchn;
     uint64_t now = monotonic_ns();
-    int port, budget = 4096; /* the rest waits for the next round */
+    uint32_t ports[EVENT_BATCH], unmask[EVENT_BATCH];
+    int budget = 4096; /* the rest waits for the next round */
 
-    while (budget-- > 0 && (port = ev->pending(m->evtchn)) != -EAGAIN) {
-        if (port < 0) {
+    while (budget > 0) {
+        size_t nr_unmask = 0;
+        int n, i;
+
+        /* a batch of pending ports, each unmasked once handled: few system calls for thousands */
+        if (ev->pending_many) {
+            n = ev->pending_many(m->evtchn, ports, EVENT_BATCH);
+        } else {
+            n = ev->pending(m->evtchn);
+            if (n >= 0) {
+                ports[0] = (uint32_t)n;
+                n = 1;
+            }
+        }
+        if (n == -EAGAIN)
+            return;
+        if (n < 0) {
             /* the event channel device (the host) is gone */
-            log_error("event channels: %s", strerror(-port));
-            m->broken = port;
+            log_error("event channels: %s", strerror(-n));
+            m->broken = n;
             return;
         }
-        struct xenstats_pv_set *s = port_lookup(m, port);
-
-        if (!s) {
-            ev->unmask(m->evtchn, (uint32_t)port);
-            continue;
-        }
-        if (s->bind_event_due) {
-            s->bind_event_due = false; /* the bind's own event */
-        } else if (s->state == XENSTATS_PV_SET_SAMPLING) {
-            complete(m, s, now);
+        budget -= n;
+        for (i = 0; i < n; i++)
+            if (handle_event(m, (int)ports[i], now))
+                unmask[nr_unmask++] = ports[i];
+        if (ev->unmask_many && nr_unmask > 1) {
+            ev->unmask_many(m->evtchn, unmask, nr_unmask);
         } else {
-            /* Unrequested: count it, and stop listening to a flood. */
-            s->errors++;
-            if (now - s->unsolicited_window_start > 1000 * MS) {
-                s->unsolicited_window_start = now;
-                s->unsolicited_in_window = 0;
-            }
-            if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
-                if (!s->masked)
-                    dom_log(m, s->domain, XENSTATS_LOG_WARNING,
-                            "set %s floods its event channel; ignored until the next request", s->path);
-                s->masked = true;
-                continue; /* stays masked */
-            }
+            for (size_t k = 0; k < nr_unmask; k++)
+                ev->unmask(m->evtchn, unmask[k]);
         }
-        ev->unmask(m->evtchn, (uint32_t)port);
     }
 }
 
@@ -1413,6 +1512,7 @@ void xenstats_monitor_free(struct xenstats_monitor *monitor)
         close(monitor->tfd);
     free(monitor->by_port);
     free(monitor->list);
+    free(monitor->by_domid);
     free(monitor->scratch);
     free(monitor);
 }
@@ -1484,8 +1584,8 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
 {
     if (i >= s->nr_stats)
         return set_errno(-ENOENT);
-    ret_stat->name = s->descs[i].name;
-    ret_stat->type = (enum xenstats_pv_type)s->descs[i].type;
+    ret_stat->name = s->names[i];
+    ret_stat->type = (enum xenstats_pv_type)s->types[i];
     ret_stat->valid = s->samples > 0 && s->valid[i];
     memset(&ret_stat->value, 0, sizeof(ret_stat->value));
     if (!ret_stat->valid) {
@@ -1493,27 +1593,71 @@ int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct
             ret_stat->value.ascii = ""; /* never NULL: see pv.h */
         return 0;
     }
-    switch (s->descs[i].type) {
+    switch (s->types[i]) {
     case XEN_PV_STATS_TYPE_S64:
-        ret_stat->value.s64 = s->values[i].u.s64;
+        ret_stat->value.s64 = s->numbers[i].s64;
         break;
     case XEN_PV_STATS_TYPE_U64:
-        ret_stat->value.u64 = s->values[i].u.u64;
+        ret_stat->value.u64 = s->numbers[i].u64;
         break;
     case XEN_PV_STATS_TYPE_DOUBLE:
-        ret_stat->value.dbl = s->values[i].u.dbl;
+        ret_stat->value.dbl = s->numbers[i].dbl;
         break;
     default:
-        ret_stat->value.ascii = s->values[i].u.ascii;
+        ret_stat->value.ascii = s->texts[i];
         break;
     }
     return 0;
 }
 
+static int compare_domids(const void *x, const void *y)
+{
+    const struct mon_domain *a = *(struct mon_domain *const *)x, *b = *(struct mon_domain *const *)y;
+
+    return a->domid < b->domid ? -1 : a->domid > b->domid;
+}
+
+/* domain_find() in O(log n); falls back to the list when out of memory. */
+static struct mon_domain *domain_lookup(struct xenstats_monitor *m, uint32_t domid)
+{
+    size_t lo = 0, hi, n = 0;
+    struct mon_domain *d;
+
+    if (m->by_domid_dirty) {
+        for (d = m->domains; d; d = d->next)
+            n++;
+        if (n > m->by_domid_cap) {
+            struct mon_domain **grown = realloc(m->by_domid, n * sizeof(*grown));
+
+            if (!grown)
+                return domain_find(m, domid);
+            m->by_domid = grown;
+            m->by_domid_cap = n;
+        }
+        m->by_domid_len = 0;
+        for (d = m->domains; d; d = d->next)
+            m->by_domid[m->by_domid_len++] = d;
+        qsort(m->by_domid, m->by_domid_len, sizeof(*m->by_domid), compare_domids);
+        m->by_domid_dirty = false;
+    }
+    hi = m->by_domid_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (m->by_domid[mid]->domid == domid)
+            return m->by_domid[mid];
+        if (m->by_domid[mid]->domid < domid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 int xenstats_monitor_domain_info(const struct xenstats_monitor *monitor, uint32_t domid,
                                  struct xenstats_pv_domain_info *ret_info)
 {
-    const struct mon_domain *d = domain_find((struct xenstats_monitor *)monitor, domid);
+    const struct mon_domain *d = domain_lookup((struct xenstats_monitor *)monitor, domid);
 
     if (!d)
         return set_errno(-ENOENT);

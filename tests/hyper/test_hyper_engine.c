@@ -23,7 +23,8 @@ static int call(struct hy_conn *c, uint32_t op, uint32_t domid, uint32_t port, u
                 const uint32_t *refs, int fd, struct emu_hc_reply *ret_reply, int *ret_fd)
 {
     struct emu_hc_request req = {.op = op, .domid = domid, .port = port, .flags = flags, .count = count};
-    bool with_refs = op == EMU_HC_GNT_UNSHARE || op == EMU_HC_GNT_MAP || op == EMU_HC_GNT_UNMAP;
+    bool with_refs = op == EMU_HC_GNT_UNSHARE || op == EMU_HC_GNT_MAP || op == EMU_HC_GNT_UNMAP ||
+                     op == EMU_HC_EVT_NOTIFY_MANY || op == EMU_HC_EVT_UNMASK_MANY;
     struct emu_hc_reply reply;
     int out[EMU_HC_BATCH];
     unsigned int nout = 0, i;
@@ -181,6 +182,52 @@ static void test_event_backpressure(void **state)
     hyper_free(hy);
 }
 
+/* NOTIFY_MANY and UNMASK_MANY: each port as its own NOTIFY or UNMASK would be. */
+static void test_many_ports(void **state)
+{
+    struct hyper *hy = hyper_new(NULL);
+    struct hy_conn *a, *b;
+    struct emu_hc_reply reply;
+    uint32_t ports[4], peers[3], got[8];
+    int evfd = -1, i;
+
+    hyper_domain_add(hy, 1);
+    hyper_domain_add(hy, 2);
+    a = hyper_conn_new(hy, 1, -1);
+    b = hyper_conn_new(hy, 2, -1);
+    assert_int_equal(call(a, EMU_HC_EVT_OPEN, 0, 0, 0, 0, NULL, -1, NULL, NULL), 0);
+    assert_int_equal(call(b, EMU_HC_EVT_OPEN, 0, 0, 0, 0, NULL, -1, NULL, &evfd), 0);
+    for (i = 0; i < 3; i++) {
+        int lp = call(a, EMU_HC_EVT_ALLOC_UNBOUND, 2, 0, 0, 0, NULL, -1, NULL, NULL);
+
+        assert_true(lp > 0);
+        ports[i] = (uint32_t)lp;
+        peers[i] = (uint32_t)call(b, EMU_HC_EVT_BIND_INTERDOMAIN, 1, ports[i], 0, 0, NULL, -1, NULL, NULL);
+    }
+    /* the bind events: each peer port pending, and masked until unmasked */
+    for (i = 0; i < 3; i++)
+        assert_int_equal(recv(evfd, &got[i], sizeof(got[i]), MSG_DONTWAIT), 4);
+    ports[3] = 999; /* not a port of a's: -ENOTCONN, as NOTIFY */
+    assert_int_equal(call(a, EMU_HC_EVT_NOTIFY_MANY, 0, 0, 0, 4, ports, -1, &reply, NULL), 0);
+    assert_int_equal(reply.count, 4);
+    for (i = 0; i < 3; i++)
+        assert_int_equal((int32_t)reply.a[i], 0);
+    assert_int_equal((int32_t)reply.a[3], -ENOTCONN);
+    assert_int_equal(recv(evfd, got, sizeof(got[0]), MSG_DONTWAIT), -1); /* still masked */
+    /* one-way: no reply is asked for, and ports not b's are ignored */
+    assert_int_equal(call(b, EMU_HC_EVT_UNMASK_MANY, 0, 0, EMU_HC_NO_REPLY, 3, peers, -1, NULL, NULL), 0);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(recv(evfd, &got[i], sizeof(got[i]), MSG_DONTWAIT), 4);
+        assert_int_equal(got[i], peers[i]);
+    }
+    ports[0] = 998;
+    assert_int_equal(call(b, EMU_HC_EVT_UNMASK_MANY, 0, 0, 0, 1, ports, -1, NULL, NULL), 0);
+    hyper_conn_close(b);
+    hyper_conn_close(a);
+    close(evfd);
+    hyper_free(hy);
+}
+
 static void test_parse(void **state)
 {
     struct emu_hc_request req = {.op = EMU_HC_GNT_MAP, .count = 2}, out;
@@ -197,6 +244,16 @@ static void test_parse(void **state)
     assert_int_equal(hyper_parse(&req, EMU_HC_REQUEST_HEADER, 1, &out), 0);
     req.op = 0;
     assert_int_equal(hyper_parse(&req, EMU_HC_REQUEST_HEADER, 0, &out), -EPROTO);
+    /* the many-port operations carry their ports as refs: 1 to 64 */
+    req.op = EMU_HC_EVT_NOTIFY_MANY;
+    req.count = 0;
+    assert_int_equal(hyper_parse(&req, EMU_HC_REQUEST_HEADER, 0, &out), -EPROTO);
+    req.count = 3;
+    assert_int_equal(hyper_parse(&req, EMU_HC_REQUEST_SIZE(3), 0, &out), 0);
+    req.op = EMU_HC_EVT_UNMASK_MANY;
+    assert_int_equal(hyper_parse(&req, EMU_HC_REQUEST_SIZE(2), 0, &out), -EPROTO);
+    req.op = EMU_HC_EVT_UNMASK_MANY + 1;
+    assert_int_equal(hyper_parse(&req, EMU_HC_REQUEST_HEADER, 0, &out), -EPROTO);
 }
 
 int main(void)
@@ -205,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_deferred_unshare),
         cmocka_unit_test(test_domain_teardown),
         cmocka_unit_test(test_event_backpressure),
+        cmocka_unit_test(test_many_ports),
         cmocka_unit_test(test_parse),
     };
 

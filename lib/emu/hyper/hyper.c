@@ -591,12 +591,32 @@ static int evtchn_op(struct hy_conn *c, const struct emu_hc_request *req, struct
         if (rp) /* an unbound port drops the notification silently */
             ev_set_pending(rp);
         return 0;
+    case EMU_HC_EVT_NOTIFY_MANY:
+        /* each as EMU_HC_EVT_NOTIFY, its result in a[i] */
+        for (uint32_t i = 0; i < req->count; i++) {
+            r = own_port(c, req->refs[i], &p);
+            if (r == 0 && (rp = peer_of(p)))
+                ev_set_pending(rp);
+            reply->a[i] = (uint32_t)r;
+        }
+        reply->count = req->count;
+        return 0;
     case EMU_HC_EVT_UNMASK:
         /* Like a write to /dev/xen/evtchn: ports not ours are ignored. */
         if (own_port(c, req->port, &p) == 0 && p->masked) {
             p->masked = false;
             if (p->pending)
                 ev_deliver(p);
+        }
+        return 0;
+    case EMU_HC_EVT_UNMASK_MANY:
+        /* the write of several ports at once to /dev/xen/evtchn */
+        for (uint32_t i = 0; i < req->count; i++) {
+            if (own_port(c, req->refs[i], &p) == 0 && p->masked) {
+                p->masked = false;
+                if (p->pending)
+                    ev_deliver(p);
+            }
         }
         return 0;
     case EMU_HC_EVT_UNBIND:
@@ -744,9 +764,10 @@ int hyper_parse(const void *msg, size_t len, unsigned int nfds, struct emu_hc_re
         return -EPROTO;
     memset(&req, 0, sizeof(req));
     memcpy(&req, msg, len);
-    if (req.op < EMU_HC_GNT_SHARE || req.op > EMU_HC_EVT_STATUS)
+    if (req.op < EMU_HC_GNT_SHARE || req.op > EMU_HC_EVT_UNMASK_MANY)
         return -EPROTO;
-    takes_refs = req.op == EMU_HC_GNT_UNSHARE || req.op == EMU_HC_GNT_MAP || req.op == EMU_HC_GNT_UNMAP;
+    takes_refs = req.op == EMU_HC_GNT_UNSHARE || req.op == EMU_HC_GNT_MAP || req.op == EMU_HC_GNT_UNMAP ||
+                 req.op == EMU_HC_EVT_NOTIFY_MANY || req.op == EMU_HC_EVT_UNMASK_MANY;
     takes_fd = req.op == EMU_HC_GNT_SHARE;
     if (takes_refs) {
         if (req.count == 0 || req.count > EMU_HC_BATCH || len != EMU_HC_REQUEST_SIZE(req.count))
