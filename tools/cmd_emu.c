@@ -259,10 +259,11 @@ static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct 
         if (c < 0) {
             unsigned int n;
             const char *const *names = emu_device_counter_names(dev->kind, &n);
-            char known[160];
+            char known[512];
             size_t used = 0;
 
-            for (i = 0; i < n; i++)
+            /* a list cut short, never a write past its end */
+            for (i = 0; i < n && used < sizeof(known); i++)
                 used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "", names[i]);
             return reply(fd, "error EINVAL a %s has no counter '%s' (%s, traffic)", kind_name(dev->kind), tok,
                          known);
