@@ -23,7 +23,8 @@ CH=$TRIXIE_DIR/chroot
 SUITE=trixie
 PACKAGES="build-essential meson ninja-build pkg-config libxen-dev libjson-c-dev libcmocka-dev
 libmicrohttpd-dev libncurses-dev zlib1g-dev libyaml-dev libcrypt-dev libgnutls28-dev xenstore-utils curl procps
-tmux python3 prometheus ca-certificates openssl apache2-utils debhelper lintian bash-completion systemd-dev"
+tmux python3 prometheus ca-certificates openssl apache2-utils debhelper lintian bash-completion systemd-dev
+ethtool"
 mkdir -p "$TRIXIE_DIR"
 log() { printf 'trixie: %s\n' "$*" >&2; }
 

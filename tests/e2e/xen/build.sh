@@ -105,8 +105,14 @@ test_programs "$D0"
 # hotplug scripts busybox can run; Debian's xentop to compare with
 initramfs_backends "$D0"
 initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-$XEN_VERSION/bin/xentop" /usr/bin/xentop
-# the real ethtool, to compare netback's own statistics with
-initramfs_bin "$D0" "$(command -v ethtool || echo /usr/sbin/ethtool)" /usr/sbin/ethtool
+# the real ethtool, to compare netback's own statistics with: this
+# machine's, or the Debian 13 chroot's with its libraries for Xen 4.20
+if [ -n "$SYSROOT" ]; then
+    ETHTOOL=$SYSROOT/usr/sbin/ethtool
+else
+    ETHTOOL=$(command -v ethtool || echo /usr/sbin/ethtool)
+fi
+initramfs_bin "$D0" "$ETHTOOL" /usr/sbin/ethtool
 install -m644 "$HERE/figures.sh" "$D0/figures.sh"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
