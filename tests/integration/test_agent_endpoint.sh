@@ -66,65 +66,52 @@ kill "$AGENT"
 wait "$AGENT" || fail "agent exit status $?"
 
 # ---- /healthz ----------------------------------------------------------------------
+# healthz_until CODE TRIES PAUSE: ask /healthz until it answers CODE, at most
+# TRIES times PAUSE seconds apart; the last status in $code, its body in
+# $T/health, for the caller to check (under set -e it never fails itself)
+healthz_until() {
+    code=
+    for _ in $(seq 1 "$2"); do
+        code=$(curl -s -m 2 -o "$T/health" -w '%{http_code}' "$URL/healthz" || true)
+        [ "$code" = "$1" ] && break
+        sleep "$3"
+    done
+}
 start_agent
 curl -sf "$URL/healthz" | grep -qx ok || fail "healthz not ok"
 # the domains cannot be listed while their folder is away
 mv "$XENSTATS_EMU_DIR/domains" "$XENSTATS_EMU_DIR/domains.away"
-code=
-for _ in $(seq 1 50); do
-    code=$(curl -s -o "$T/health" -w '%{http_code}' "$URL/healthz")
-    [ "$code" = 503 ] && break
-    sleep 0.1
-done
+healthz_until 503 50 0.1
 mv "$XENSTATS_EMU_DIR/domains.away" "$XENSTATS_EMU_DIR/domains"
 [ "$code" = 503 ] || fail "healthz $code while the domains cannot be listed"
 grep -q '^cannot list domains: ' "$T/health" || fail "healthz reason: $(cat "$T/health")"
 pass "/healthz 503 while domains cannot be listed: $(cat "$T/health")"
-for _ in $(seq 1 50); do
-    curl -sf "$URL/healthz" >/dev/null && break
-    sleep 0.1
-done
-curl -sf "$URL/healthz" | grep -qx ok || fail "healthz not ok once listed again"
+healthz_until 200 50 0.1
+[ "$code" = 200 ] && grep -qx ok "$T/health" || fail "healthz not ok once listed again"
 pass "/healthz 200 once the domains are listed again"
 
 # the emulated host freezes: rounds stop completing
 kill -STOP "$EMU_PID"
-code=
-for _ in $(seq 1 40); do
-    code=$(curl -s -m 2 -o "$T/health" -w '%{http_code}' "$URL/healthz")
-    [ "$code" = 503 ] && break
-    sleep 0.2
-done
+healthz_until 503 40 0.2
 kill -CONT "$EMU_PID"
 [ "$code" = 503 ] || fail "healthz $code with the host frozen"
 grep -q '^stalled: no sampling round has completed for ' "$T/health" || fail "healthz reason: $(cat "$T/health")"
 pass "/healthz 503 with the host frozen: $(cat "$T/health")"
-for _ in $(seq 1 50); do
-    curl -sf "$URL/healthz" >/dev/null && break
-    sleep 0.1
-done
-curl -sf "$URL/healthz" | grep -qx ok || fail "healthz not ok once the host thawed"
+healthz_until 200 50 0.1
+[ "$code" = 200 ] && grep -qx ok "$T/health" || fail "healthz not ok once the host thawed"
 pass "/healthz 200 once the host runs again"
 
 # the emulated host stops, and starts again
 stop_emu || true
-code=
-for _ in $(seq 1 50); do
-    code=$(curl -s -o "$T/health" -w '%{http_code}' "$URL/healthz")
-    [ "$code" = 503 ] && break
-    sleep 0.1
-done
+healthz_until 503 50 0.1
 [ "$code" = 503 ] || fail "healthz $code with the host gone"
 grep -Eq '^(lost the host|cannot list domains): ' "$T/health" || fail "healthz reason: $(cat "$T/health")"
 kill -0 "$AGENT" 2>/dev/null || fail "the agent exited with the host gone: $(tail -3 "$T/agent.log")"
 curl -sf -o /dev/null "$URL/metrics" || fail "/metrics not served with the host gone"
 pass "/healthz 503 with the host gone: $(cat "$T/health"); the last sample still served"
 start_emu -D name=web,vcpus=2 -D name=back,vcpus=1
-for _ in $(seq 1 100); do
-    curl -sf "$URL/healthz" >/dev/null && break
-    sleep 0.1
-done
-curl -sf "$URL/healthz" | grep -qx ok || fail "healthz not ok with the host back: $(tail -3 "$T/agent.log")"
+healthz_until 200 100 0.1
+[ "$code" = 200 ] && grep -qx ok "$T/health" || fail "healthz not ok with the host back: $(tail -3 "$T/agent.log")"
 for _ in $(seq 1 30); do
     curl -sf "$URL/metrics" | grep -q 'domain="back"' && break
     sleep 0.2
