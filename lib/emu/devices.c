@@ -26,6 +26,7 @@
 
 #define BUS_DIR "bus/xen-backend/devices"
 #define NET_DIR "class/net"
+#define PROC_DIR "proc" /* holds EMU_NET_DEV_FILE */
 
 static const char *const vif_counters[EMU_VIF_COUNTERS] = {
     "rx_bytes", "rx_packets", "rx_errors", "rx_dropped", "tx_bytes", "tx_packets", "tx_errors", "tx_dropped",
@@ -35,7 +36,7 @@ static const char *const vif_counters[EMU_VIF_COUNTERS] = {
 static const char *const vbd_counters[EMU_VBD_COUNTERS] = {
     "oo_req", "rd_req", "wr_req", "f_req", "ds_req", "rd_sect", "wr_sect",
 };
-enum { RX_BYTES, RX_PACKETS, RX_ERRORS, RX_DROPPED, TX_BYTES, TX_PACKETS };
+enum { RX_BYTES, RX_PACKETS, RX_ERRORS, RX_DROPPED, TX_BYTES, TX_PACKETS, TX_ERRORS, TX_DROPPED };
 enum { NB_CSUM_FIXUP = EMU_VIF_STATISTICS, NB_ZC_SENT, NB_ZC_SUCCESS, NB_ZC_FAIL };
 enum { OO_REQ, RD_REQ, WR_REQ, F_REQ, DS_REQ, RD_SECT, WR_SECT };
 
@@ -119,20 +120,138 @@ static int bus_entry(const struct emu_host *host, uint32_t domid, const struct e
     return emu_host_path(host, buf, len, "%s/" BUS_DIR "/vif-%u-%u", EMU_SYSFS_DIR, domid, dev->devid);
 }
 
-/* Where counter i of a device lives: sysfs's statistics/, or ethtool/ for netback's own. */
-static const char *counter_dir(const struct emu_device *dev, unsigned int i)
+/* How many of a device's counters are files in its statistics/. */
+static unsigned int nr_statistics(const struct emu_device *dev)
 {
-    return dev->kind == EMU_DEVICE_VIF && i >= EMU_VIF_STATISTICS ? "ethtool" : "statistics";
+    return dev->kind == EMU_DEVICE_VIF ? EMU_VIF_STATISTICS : EMU_VBD_COUNTERS;
 }
 
-static int write_counter(const char *dir, const char *sub, const char *name, uint64_t value)
+static int write_counter(const char *dir, const char *name, uint64_t value)
 {
     char path[PATH_MAX], text[24];
     int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)value);
 
-    if (snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, name) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/statistics/%s", dir, name) >= (int)sizeof(path))
         return -ENAMETOOLONG;
     return write_file_atomic(path, text, (size_t)n, 0444);
+}
+
+/*
+ * A vif's netback statistics, one "<name>: <value>" line each, in one file:
+ * as one SIOCETHTOOL answers on Xen, one read gets them all.
+ */
+static int write_ethtool(const char *dir, struct emu_device *dev)
+{
+    char path[PATH_MAX], text[(EMU_VIF_COUNTERS - EMU_VIF_STATISTICS) * 48];
+    size_t len = 0;
+
+    for (unsigned int i = EMU_VIF_STATISTICS; i < EMU_VIF_COUNTERS; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s: %llu\n", vif_counters[i],
+                                (unsigned long long)dev->counter[i]);
+    if (snprintf(path, sizeof(path), "%s/ethtool", dir) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    return write_file_atomic(path, text, len, 0444);
+}
+
+/* Write the counters of dev that the tree does not show yet (all with force). */
+static int write_counters(const char *dir, struct emu_host *host, struct emu_device *dev, bool force)
+{
+    unsigned int n, i;
+    const char *const *names = emu_device_counter_names(dev->kind, &n);
+    bool netback = false;
+    int r = 0;
+
+    for (i = 0; r == 0 && i < n; i++) {
+        if (!force && dev->shown[i] == dev->counter[i])
+            continue;
+        if (i >= nr_statistics(dev)) {
+            netback = true;
+            continue;
+        }
+        r = write_counter(dir, names[i], dev->counter[i]);
+        if (r == 0 && dev->kind == EMU_DEVICE_VIF)
+            host->net_dev_stale = true;
+        if (r == 0)
+            dev->shown[i] = dev->counter[i];
+    }
+    if (r == 0 && netback) {
+        r = write_ethtool(dir, dev);
+        for (i = nr_statistics(dev); r == 0 && i < n; i++)
+            dev->shown[i] = dev->counter[i];
+    }
+    return r;
+}
+
+/* ---- the interface table ---------------------------------------------------- */
+
+static int net_dev_line(char **buf, size_t *len, size_t *cap, const char *name, const uint64_t *v)
+{
+    /* /proc/net/dev's columns and widths; v: the vif's eight, in counter order */
+    static const char fmt[] = "%6s:%8llu %7llu %4llu %4llu    0     0          0         0 "
+                              "%8llu %7llu %4llu %4llu    0     0       0          0\n";
+    char *grown;
+    int n;
+
+    if (*cap - *len < 256) {
+        grown = realloc(*buf, *cap * 2);
+        if (!grown)
+            return -ENOMEM;
+        *buf = grown;
+        *cap *= 2;
+    }
+    n = snprintf(*buf + *len, *cap - *len, fmt, name, (unsigned long long)v[RX_BYTES],
+                 (unsigned long long)v[RX_PACKETS], (unsigned long long)v[RX_ERRORS],
+                 (unsigned long long)v[RX_DROPPED], (unsigned long long)v[TX_BYTES],
+                 (unsigned long long)v[TX_PACKETS], (unsigned long long)v[TX_ERRORS],
+                 (unsigned long long)v[TX_DROPPED]);
+    *len += (size_t)n;
+    return 0;
+}
+
+/*
+ * The interface table of every vif in the tree, as the tree's statistics/
+ * files show them (plus the loopback): written whole, as the kernel makes
+ * it whole for each reader.
+ */
+static int net_dev_write(struct emu_host *host)
+{
+    static const char header[] =
+        "Inter-|   Receive                                                |  Transmit\n"
+        " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+        "carrier compressed\n";
+    static const uint64_t zero[EMU_DEVICE_COUNTERS];
+    size_t cap = 4096, len = sizeof(header) - 1;
+    char path[PATH_MAX], name[32], *buf = malloc(cap);
+    const struct emu_domain *d;
+    int r;
+
+    if (!buf)
+        return -ENOMEM;
+    memcpy(buf, header, len);
+    r = net_dev_line(&buf, &len, &cap, "lo", zero);
+    for (d = host->domains; d && r == 0; d = d->next)
+        for (uint32_t i = 0; i < d->nr_devices && r == 0; i++) {
+            const struct emu_device *dev = &d->devices[i];
+
+            if (dev->kind != EMU_DEVICE_VIF || !dev->in_tree)
+                continue;
+            snprintf(name, sizeof(name), "vif%u.%u", d->domid, dev->devid);
+            r = net_dev_line(&buf, &len, &cap, name, dev->shown);
+        }
+    if (r == 0)
+        r = emu_host_path(host, path, sizeof(path), "%s", EMU_NET_DEV_FILE);
+    if (r == 0)
+        r = write_file_atomic(path, buf, len, 0444);
+    free(buf);
+    if (r == 0)
+        host->net_dev_stale = false;
+    return r;
+}
+
+void emu_devices_flush(struct emu_host *host)
+{
+    if (host->net_dev_stale)
+        net_dev_write(host); /* stays stale on failure: tried again next tick */
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -154,9 +273,7 @@ static void remove_tree(const char *path)
 
 static int device_tree_add(struct emu_host *host, struct emu_domain *d, struct emu_device *dev)
 {
-    char tmp[PATH_MAX], final[PATH_MAX], stats[PATH_MAX + 16], ethtool[PATH_MAX + 16], bus[PATH_MAX];
-    unsigned int n, i;
-    const char *const *names = emu_device_counter_names(dev->kind, &n);
+    char tmp[PATH_MAX], final[PATH_MAX], stats[PATH_MAX + 16], bus[PATH_MAX];
     int r;
 
     if ((r = device_dir(host, d->domid, dev, ".new-", tmp, sizeof(tmp))) < 0 ||
@@ -165,30 +282,27 @@ static int device_tree_add(struct emu_host *host, struct emu_domain *d, struct e
         return r;
     remove_tree(tmp);
     snprintf(stats, sizeof(stats), "%s/statistics", tmp);
-    snprintf(ethtool, sizeof(ethtool), "%s/ethtool", tmp);
-    if (mkdir(tmp, 0755) < 0 || mkdir(stats, 0755) < 0 ||
-        (dev->kind == EMU_DEVICE_VIF && mkdir(ethtool, 0755) < 0)) {
+    if (mkdir(tmp, 0755) < 0 || mkdir(stats, 0755) < 0) {
         r = negative_errno();
         goto fail;
     }
-    for (i = 0; i < n; i++) {
-        r = write_counter(tmp, counter_dir(dev, i), names[i], dev->counter[i]);
-        if (r < 0)
-            goto fail;
-        dev->shown[i] = dev->counter[i];
-    }
+    r = write_counters(tmp, host, dev, true);
+    if (r < 0)
+        goto fail;
     /* complete before it is seen; a vif's bus entry last, as netback's
      * interface exists before its backend device is listed */
     if (rename(tmp, final) < 0) {
         r = negative_errno();
         goto fail;
     }
-    if (dev->kind == EMU_DEVICE_VIF && mkdir(bus, 0755) < 0 && errno != EEXIST) {
-        r = negative_errno();
+    dev->in_tree = true;
+    if (dev->kind == EMU_DEVICE_VIF &&
+        ((r = net_dev_write(host)) < 0 || (mkdir(bus, 0755) < 0 && errno != EEXIST && (r = negative_errno())))) {
+        dev->in_tree = false;
         remove_tree(final);
+        host->net_dev_stale = true;
         return r;
     }
-    dev->in_tree = true;
     return 0;
 fail:
     remove_tree(tmp);
@@ -212,47 +326,52 @@ static void device_tree_remove(struct emu_host *host, struct emu_domain *d, stru
         remove_tree(dead);
     else
         remove_tree(live);
+    if (dev->kind == EMU_DEVICE_VIF) {
+        host->net_dev_stale = true;
+        emu_devices_flush(host);
+    }
 }
 
 static int show_device(struct emu_host *host, struct emu_domain *d, struct emu_device *dev)
 {
     char dir[PATH_MAX];
-    unsigned int n, i;
-    const char *const *names = emu_device_counter_names(dev->kind, &n);
     int r;
 
     if (!dev->in_tree)
         return 0;
     r = device_dir(host, d->domid, dev, "", dir, sizeof(dir));
-    for (i = 0; r == 0 && i < n; i++) {
-        if (dev->shown[i] == dev->counter[i])
-            continue;
-        r = write_counter(dir, counter_dir(dev, i), names[i], dev->counter[i]);
-        if (r == 0)
-            dev->shown[i] = dev->counter[i];
-    }
-    return r;
+    return r < 0 ? r : write_counters(dir, host, dev, false);
 }
 
 int emu_devices_init(struct emu_host *host)
 {
-    static const char *const dirs[] = {"", "/bus", "/bus/xen-backend", "/" BUS_DIR, "/class", "/" NET_DIR};
+    static const char *const dirs[] = {EMU_SYSFS_DIR,
+                                       EMU_SYSFS_DIR "/bus",
+                                       EMU_SYSFS_DIR "/bus/xen-backend",
+                                       EMU_SYSFS_DIR "/" BUS_DIR,
+                                       EMU_SYSFS_DIR "/class",
+                                       EMU_SYSFS_DIR "/" NET_DIR,
+                                       PROC_DIR,
+                                       PROC_DIR "/net"};
     char path[PATH_MAX];
     size_t i;
     int r;
 
-    r = emu_host_path(host, path, sizeof(path), "%s", EMU_SYSFS_DIR);
-    if (r < 0)
-        return r;
-    remove_tree(path); /* left by an emulator that died */
+    /* left by an emulator that died */
+    for (i = 0; i < 2; i++) {
+        r = emu_host_path(host, path, sizeof(path), "%s", i ? PROC_DIR : EMU_SYSFS_DIR);
+        if (r < 0)
+            return r;
+        remove_tree(path);
+    }
     for (i = 0; i < ARRAY_SIZE(dirs); i++) {
-        r = emu_host_path(host, path, sizeof(path), "%s%s", EMU_SYSFS_DIR, dirs[i]);
+        r = emu_host_path(host, path, sizeof(path), "%s", dirs[i]);
         if (r < 0)
             return r;
         if (mkdir(path, 0755) < 0)
             return negative_errno();
     }
-    return 0;
+    return net_dev_write(host);
 }
 
 void emu_devices_fini(struct emu_host *host)
@@ -260,6 +379,8 @@ void emu_devices_fini(struct emu_host *host)
     char path[PATH_MAX];
 
     if (emu_host_path(host, path, sizeof(path), "%s", EMU_SYSFS_DIR) == 0)
+        remove_tree(path);
+    if (emu_host_path(host, path, sizeof(path), "%s", PROC_DIR) == 0)
         remove_tree(path);
 }
 
@@ -413,10 +534,14 @@ int emu_device_detach(struct emu_host *host, uint32_t domid, enum emu_device_kin
 int emu_device_set(struct emu_host *host, struct emu_domain *d, struct emu_device *dev, unsigned int counter,
                    uint64_t value)
 {
+    int r;
+
     if (counter >= (dev->kind == EMU_DEVICE_VIF ? EMU_VIF_COUNTERS : EMU_VBD_COUNTERS))
         return -EINVAL;
     dev->counter[counter] = value;
-    return show_device(host, d, dev);
+    r = show_device(host, d, dev);
+    emu_devices_flush(host);
+    return r;
 }
 
 /* ---- traffic ----------------------------------------------------------------- */
@@ -498,4 +623,6 @@ void emu_devices_show(struct emu_host *host, struct emu_domain *d, uint64_t now,
         if (show_device(host, d, &d->devices[i]) < 0)
             break; /* tried again next time: shown[] says what the tree holds */
     d->devices_shown_at = now;
+    if (force)
+        emu_devices_flush(host);
 }

@@ -85,7 +85,8 @@ enum emu_device_kind {
 
 /* rx_bytes rx_packets rx_errors rx_dropped, tx_..., then netback's own five
  * (rx_gso_checksum_fixup tx_zerocopy_sent tx_zerocopy_success
- * tx_zerocopy_fail tx_frag_overflow), which the tree keeps in ethtool/ */
+ * tx_zerocopy_fail tx_frag_overflow), which the tree keeps in one ethtool
+ * file; the first eight are in the interface table (EMU_NET_DEV_FILE) too */
 #define EMU_VIF_COUNTERS 13
 #define EMU_VIF_STATISTICS 8 /* the first this many are in statistics/ */
 #define EMU_VBD_COUNTERS 7   /* oo_req rd_req wr_req f_req ds_req rd_sect wr_sect */
@@ -163,6 +164,7 @@ struct emu_host {
     uint32_t nr_running;        /* vCPUs given a pCPU at the last tick */
     void *table;                /* the mapped table file (emu_layout.h) */
     struct emu_domain *domains; /* sorted by domid */
+    bool net_dev_stale;         /* the interface table lags the vifs' counters */
     uint64_t last_tick;
     uint64_t min_vruntime; /* smallest vruntime wanting a pCPU, last tick */
     /* scratch for the scheduler */
@@ -285,6 +287,8 @@ int emu_device_set(struct emu_host *host, struct emu_domain *d, struct emu_devic
                    uint64_t value);
 /* Show the counters that moved in the tree (rate-limited unless force). */
 void emu_devices_show(struct emu_host *host, struct emu_domain *d, uint64_t now, bool force);
+/* The interface table (EMU_NET_DEV_FILE) written again if it lags the vifs' counters. */
+void emu_devices_flush(struct emu_host *host);
 
 /* Register a module; modules are told about domains in this order. */
 int emu_host_add_module(struct emu_host *host, const struct emu_module *module);

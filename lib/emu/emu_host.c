@@ -1035,6 +1035,7 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
         publish_domain(host, d, now);
         emu_devices_show(host, d, now, false);
     }
+    emu_devices_flush(host);
     publish_host(host);
     /* the dying whose time is up go */
     for (d = host->domains; d; d = next) {

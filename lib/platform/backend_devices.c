@@ -99,33 +99,42 @@ void backend_devices_cache_fini(struct backend_devices_cache *cache)
     pthread_mutex_destroy(&cache->lock);
 }
 
-/* One counter file of the directory dirfd; 0, or -errno / -EINVAL. */
-static int read_counter(int dirfd, const char *name, uint64_t *ret_value)
+/*
+ * A small file's bytes into buf (room for cap + 1): at most cap, else
+ * -EINVAL.  O_NONBLOCK: nothing planted in the tree (a FIFO) can hang a
+ * scan; a directory fails the read, an empty FIFO reads nothing.  No
+ * fstat(): at a thousand guests it was a quarter of a scan's system calls.
+ */
+static int read_bounded(int dirfd, const char *name, char *buf, size_t cap, size_t *ret_len)
 {
-    char buf[BACKEND_COUNTER_MAX + 1];
-    struct stat st;
     ssize_t n;
     int fd, r;
 
-    /* O_NONBLOCK: nothing planted in the tree (a FIFO) can hang a scan */
     fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return negative_errno();
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return -EINVAL;
-    }
     do
-        n = read(fd, buf, sizeof(buf));
+        n = read(fd, buf, cap + 1);
     while (n < 0 && errno == EINTR);
     r = n < 0 ? negative_errno() : 0;
     close(fd);
     if (r < 0)
         return r;
-    /* a full buffer means the file is longer than any counter */
-    if ((size_t)n > BACKEND_COUNTER_MAX)
+    /* a full buffer means the file is longer than anything expected */
+    if ((size_t)n > cap)
         return -EINVAL;
-    return backend_counter_parse(buf, (size_t)n, ret_value);
+    *ret_len = (size_t)n;
+    return 0;
+}
+
+/* One counter file of the directory dirfd; 0, or -errno / -EINVAL. */
+static int read_counter(int dirfd, const char *name, uint64_t *ret_value)
+{
+    char buf[BACKEND_COUNTER_MAX + 1];
+    size_t n;
+    int r = read_bounded(dirfd, name, buf, BACKEND_COUNTER_MAX, &n);
+
+    return r < 0 ? r : backend_counter_parse(buf, n, ret_value);
 }
 
 /* Read the named counters of a statistics directory; 0 or -errno. */
@@ -143,19 +152,96 @@ static int read_counters(const char *dir, const char *const *names, uint64_t *co
     return r;
 }
 
-static int read_vif(const char *root, struct xenstats_vif *vif)
+/* "vif<domid>.<devid>", netback's name for the interface; 0 or -EINVAL. */
+static int vif_name_parse(const char *name, size_t len, uint32_t *ret_domid, uint32_t *ret_devid)
 {
-    static const char *const names[] = {"rx_bytes", "rx_packets", "rx_errors", "rx_dropped",
-                                        "tx_bytes", "tx_packets", "tx_errors", "tx_dropped"};
-    uint64_t *const values[] = {&vif->rx_bytes, &vif->rx_packets, &vif->rx_errors, &vif->rx_dropped,
-                                &vif->tx_bytes, &vif->tx_packets, &vif->tx_errors, &vif->tx_dropped};
-    char dir[PATH_MAX];
+    const char *dot;
+    uint64_t domid, devid;
 
-    /* netback names the interface after the domain and the handle */
-    snprintf(vif->name, sizeof(vif->name), "vif%u.%u", vif->domid, vif->devid);
-    if (snprintf(dir, sizeof(dir), "%s/class/net/%s/statistics", root, vif->name) >= (int)sizeof(dir))
-        return -ENAMETOOLONG;
-    return read_counters(dir, names, values, ARRAY_SIZE(names));
+    if (len < 3 || memcmp(name, "vif", 3) != 0)
+        return -EINVAL;
+    name += 3;
+    len -= 3;
+    dot = memchr(name, '.', len);
+    if (!dot || parse_part(name, (size_t)(dot - name), MAX_DOMID, &domid) < 0 ||
+        parse_part(dot + 1, len - (size_t)(dot - name) - 1, UINT32_MAX, &devid) < 0)
+        return -EINVAL;
+    *ret_domid = (uint32_t)domid;
+    *ret_devid = (uint32_t)devid;
+    return 0;
+}
+
+static int compare_vif(const void *a, const void *b)
+{
+    const struct xenstats_vif *x = a, *y = b;
+
+    if (x->domid != y->domid)
+        return x->domid < y->domid ? -1 : 1;
+    return x->devid < y->devid ? -1 : x->devid > y->devid;
+}
+
+/* The next field of [*at, end) after blanks; its length, 0 at the end. */
+static size_t next_field(const char **at, const char *end)
+{
+    const char *s = *at, *f;
+
+    while (s < end && *s == ' ')
+        s++;
+    for (f = s; s < end && *s != ' '; s++)
+        ;
+    *at = s;
+    return (size_t)(s - f);
+}
+
+/* One interface line's sixteen counters into v; 0 or -EINVAL. */
+static int net_dev_counters(const char *s, const char *end, uint64_t v[NET_DEV_FIELDS])
+{
+    for (int i = 0; i < NET_DEV_FIELDS; i++) {
+        size_t n = next_field(&s, end);
+
+        if (n == 0 || backend_counter_parse(s - n, n, &v[i]) < 0)
+            return -EINVAL;
+    }
+    return next_field(&s, end) == 0 ? 0 : -EINVAL;
+}
+
+size_t backend_net_dev_parse(const char *text, size_t len, struct xenstats_vif *vifs, size_t nr, bool *filled)
+{
+    const char *line = text, *end = text + len;
+    size_t count = 0;
+
+    memset(filled, 0, nr * sizeof(*filled));
+    while (line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line)), *name, *colon;
+        struct xenstats_vif key, *vif;
+        uint64_t v[NET_DEV_FIELDS];
+
+        if (!eol)
+            eol = end;
+        for (name = line; name < eol && *name == ' '; name++)
+            ;
+        colon = memchr(name, ':', (size_t)(eol - name));
+        /* the two header lines have no colon; interface names never do */
+        if (colon && nr && vif_name_parse(name, (size_t)(colon - name), &key.domid, &key.devid) == 0 &&
+            (vif = bsearch(&key, vifs, nr, sizeof(*vifs), compare_vif)) && !filled[vif - vifs] &&
+            net_dev_counters(colon + 1, eol, v) == 0) {
+            /* rx: bytes packets errs drop fifo frame compressed multicast, then tx: bytes packets errs drop ... */
+            vif->rx_bytes = v[0];
+            vif->rx_packets = v[1];
+            vif->rx_errors = v[2];
+            vif->rx_dropped = v[3];
+            vif->tx_bytes = v[8];
+            vif->tx_packets = v[9];
+            vif->tx_errors = v[10];
+            vif->tx_dropped = v[11];
+            filled[vif - vifs] = true;
+            count++;
+        }
+        if (eol == end)
+            break;
+        line = eol + 1;
+    }
+    return count;
 }
 
 static const char *const netback_names[XENSTATS_NETBACK_STATS] = {
@@ -174,22 +260,44 @@ int backend_netback_stat_index(const char *name, size_t len)
     return -1;
 }
 
-int backend_netback_tree(const char *root, struct xenstats_vif *vif)
+void backend_netback_text_parse(const char *text, size_t len, struct xenstats_vif *vif)
 {
-    char dir[PATH_MAX];
-    int dirfd;
+    const char *line = text, *end = text + len;
 
-    if (snprintf(dir, sizeof(dir), "%s/class/net/%s/ethtool", root, vif->name) >= (int)sizeof(dir))
+    while (line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line)), *sep;
+        uint64_t v;
+        int k;
+
+        if (!eol)
+            eol = end;
+        /* "<name>: <value>"; anything else is not a statistic */
+        sep = memchr(line, ':', (size_t)(eol - line));
+        if (sep && eol - sep > 2 && sep[1] == ' ' && (k = backend_netback_stat_index(line, (size_t)(sep - line))) >= 0 &&
+            !(vif->netback_present & (1u << k)) && backend_counter_parse(sep + 2, (size_t)(eol - sep - 2), &v) == 0) {
+            vif->netback[k] = v;
+            vif->netback_present |= 1u << k;
+        }
+        if (eol == end)
+            break;
+        line = eol + 1;
+    }
+}
+
+int backend_netback_tree(const char *root, int *sock, struct xenstats_vif *vif)
+{
+    char path[PATH_MAX], buf[BACKEND_NETBACK_TEXT_MAX + 1];
+    size_t n;
+    int r;
+
+    (void)sock;
+    if (snprintf(path, sizeof(path), "%s/class/net/%s/ethtool", root, vif->name) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0)
-        return negative_errno();
-    /* each statistic on its own: a malformed one is absent, the rest stay */
-    for (int i = 0; i < XENSTATS_NETBACK_STATS; i++)
-        if (read_counter(dirfd, netback_names[i], &vif->netback[i]) == 0)
-            vif->netback_present |= 1u << i;
-    close(dirfd);
-    return 0;
+    /* longer than netback's statistics ever are: none of it is trusted */
+    r = read_bounded(AT_FDCWD, path, buf, BACKEND_NETBACK_TEXT_MAX, &n);
+    if (r == 0)
+        backend_netback_text_parse(buf, n, vif);
+    return r;
 }
 
 /* netback keeps five; any interface with more than this is not netback's */
@@ -205,7 +313,7 @@ static int ethtool(int fd, const char *ifname, void *data)
     return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? negative_errno() : 0;
 }
 
-int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
+int backend_netback_ethtool(const char *root, int *sock, struct xenstats_vif *vif)
 {
     /* the info and the one count it returns for the one set asked for */
     union {
@@ -218,9 +326,10 @@ int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
     int fd, r;
 
     (void)root;
-    fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    /* one socket for the whole scan: the caller closes it */
+    if (*sock < 0 && (*sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
         return negative_errno();
+    fd = *sock;
     memset(&sset, 0, sizeof(sset));
     sset.info.cmd = ETHTOOL_GSSET_INFO;
     sset.info.sset_mask = 1ull << ETH_SS_STATS;
@@ -265,22 +374,12 @@ int backend_netback_ethtool(const char *root, struct xenstats_vif *vif)
 out:
     free(strings);
     free(stats);
-    close(fd);
     return r;
 }
 
 static int compare_vbd(const void *a, const void *b)
 {
     const struct xenstats_vbd *x = a, *y = b;
-
-    if (x->domid != y->domid)
-        return x->domid < y->domid ? -1 : 1;
-    return x->devid < y->devid ? -1 : x->devid > y->devid;
-}
-
-static int compare_vif(const void *a, const void *b)
-{
-    const struct xenstats_vif *x = a, *y = b;
 
     if (x->domid != y->domid)
         return x->domid < y->domid ? -1 : 1;
@@ -337,8 +436,50 @@ static int grow(void **array, size_t *cap, size_t count, size_t size)
     return 0;
 }
 
-int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_devices_cache *cache,
-                         backend_netback_fn *netback, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
+/*
+ * The vifs listed on the bus, sorted, keep those the interface table shows
+ * and fill their counters: one read of it for every vif, where sysfs has a
+ * file per counter (eight per vif).  Then netback's own, if asked.
+ */
+static int fill_vifs(const struct backend_tree *tree, struct xenstats_vif *vifs, size_t *nr)
+{
+    char *text = NULL;
+    bool *filled;
+    size_t len = 0, kept = 0, i;
+    int sock = -1, r;
+
+    if (*nr == 0)
+        return 0;
+    qsort(vifs, *nr, sizeof(*vifs), compare_vif);
+    filled = calloc(*nr, sizeof(*filled));
+    if (!filled)
+        return -ENOMEM;
+    r = read_small_file(tree->net_dev, BACKEND_NET_DEV_MAX, &text, &len);
+    if (r == 0)
+        backend_net_dev_parse(text, len, vifs, *nr, filled);
+    free(text);
+    /* no table: no counters, so no vif (never one with made-up zeros) */
+    r = r == -ENOMEM ? r : 0;
+    for (i = 0; r == 0 && i < *nr; i++) {
+        /* gone meanwhile, not connected yet, or malformed: left out */
+        if (!filled[i])
+            continue;
+        vifs[kept] = vifs[i];
+        if (tree->netback && tree->netback(tree->root, &sock, &vifs[kept]) < 0) {
+            vifs[kept].netback_present = 0;
+            memset(vifs[kept].netback, 0, sizeof(vifs[kept].netback));
+        }
+        kept++;
+    }
+    if (sock >= 0)
+        close(sock);
+    free(filled);
+    *nr = kept;
+    return r;
+}
+
+int backend_devices_scan(const struct backend_tree *tree, struct xs_handle *xs, struct backend_devices_cache *cache,
+                         struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
                          size_t *ret_nr_vbds)
 {
     struct xenstats_vif *vifs = NULL;
@@ -349,7 +490,7 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
     DIR *d;
     int r = 0;
 
-    if (snprintf(path, sizeof(path), "%s/bus/xen-backend/devices", root) >= (int)sizeof(path))
+    if (snprintf(path, sizeof(path), "%s/bus/xen-backend/devices", tree->root) >= (int)sizeof(path))
         return -ENAMETOOLONG;
     d = opendir(path);
     if (!d && errno != ENOENT)
@@ -364,14 +505,9 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
             memset(&vifs[nvifs], 0, sizeof(*vifs));
             vifs[nvifs].domid = domid;
             vifs[nvifs].devid = devid;
-            /* gone meanwhile, not connected yet, or malformed: left out */
-            if (read_vif(root, &vifs[nvifs]) == 0) {
-                if (netback && netback(root, &vifs[nvifs]) < 0) {
-                    vifs[nvifs].netback_present = 0;
-                    memset(vifs[nvifs].netback, 0, sizeof(vifs[nvifs].netback));
-                }
-                nvifs++;
-            }
+            /* netback names the interface after the domain and the handle */
+            snprintf(vifs[nvifs].name, sizeof(vifs[nvifs].name), "vif%u.%u", domid, devid);
+            nvifs++;
         } else if (backend_device_name_parse(de->d_name, "vbd", &domid, &devid) == 0) {
             r = grow((void **)&vbds, &cap_vbds, nvbds, sizeof(*vbds));
             if (r < 0)
@@ -379,13 +515,14 @@ int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_
             memset(&vbds[nvbds], 0, sizeof(*vbds));
             vbds[nvbds].domid = domid;
             vbds[nvbds].devid = devid;
-            if (read_vbd(root, &vbds[nvbds]) == 0)
+            if (read_vbd(tree->root, &vbds[nvbds]) == 0)
                 nvbds++;
         }
     }
+    r = fill_vifs(tree, vifs, &nvifs);
+    if (r < 0)
+        goto out;
     /* qsort()'s array must not be NULL even when empty */
-    if (nvifs)
-        qsort(vifs, nvifs, sizeof(*vifs), compare_vif);
     if (nvbds)
         qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
     if (cache)

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The guests' backend devices as dom0's sysfs shows them, for both backends:
- * Xen's /sys and the emulator's tree of the same shape in its run
- * directory.  Under root:
+ * The guests' backend devices as dom0's sysfs and procfs show them, for both
+ * backends: Xen's /sys and /proc/net/dev, and the emulator's tree of the
+ * same shape in its run directory.  Under the tree's root:
  *
  *   bus/xen-backend/devices/vif-<domid>-<devid>          one per vif
- *   class/net/vif<domid>.<devid>/statistics/{rx,tx}_{bytes,packets,errors,dropped}
- *   class/net/vif<domid>.<devid>/ethtool/<name>          emulator only: netback's
- *       own statistics, which Xen's dom0 gives through SIOCETHTOOL instead
  *   bus/xen-backend/devices/vbd-<domid>-<devid>/statistics/
  *       {oo_req,rd_req,wr_req,f_req,ds_req,rd_sect,wr_sect}
+ *   class/net/vif<domid>.<devid>/ethtool                 emulator only: netback's
+ *       own statistics as "<name>: <value>" lines, which Xen's dom0 gives
+ *       through SIOCETHTOOL instead
+ *
+ * and a vif's interface counters from the interface table (net_dev, in
+ * /proc/net/dev's format): one read for every vif of the host, where
+ * class/net/<vif>/statistics/ has a file per counter.  Its receive drops
+ * are rx_dropped plus rx_missed_errors, and netback never counts the
+ * latter, so they equal the statistics/ file's.
  *
  * A vbd's name is the backend's `dev` node in the caller's xenstore
  * (backend/vbd/<domid>/<devid>/dev, relative: the caller is the backend
@@ -23,6 +29,7 @@
 #define XENSTATS_BACKEND_DEVICES_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,30 +54,63 @@ struct backend_devices_cache {
 void backend_devices_cache_init(struct backend_devices_cache *cache);
 void backend_devices_cache_fini(struct backend_devices_cache *cache);
 
+/* The interface table's bytes, at most this many (some 60,000 interfaces). */
+#define BACKEND_NET_DEV_MAX (8u << 20)
+/* The emulator's netback statistics of one vif, at most this many bytes. */
+#define BACKEND_NETBACK_TEXT_MAX 1024
+/* Counters on an interface table's line: eight received, eight sent. */
+#define NET_DEV_FIELDS 16
+
 /*
  * How netback's own statistics of a vif are read: fills vif->netback and
- * vif->netback_present (left 0 when the interface has none).  0 or -errno;
- * a failure costs only these figures, never the vif.
+ * vif->netback_present (left 0 when the interface has none).  *sock is
+ * the scan's socket, -1 at first, opened by the function if it needs one
+ * and closed by the scan.  0 or -errno; a failure costs only these
+ * figures, never the vif.
  */
-typedef int backend_netback_fn(const char *root, struct xenstats_vif *vif);
+typedef int backend_netback_fn(const char *root, int *sock, struct xenstats_vif *vif);
 
 /* Through SIOCETHTOOL on the interface (Xen's dom0; root is unused). */
 backend_netback_fn backend_netback_ethtool;
 
-/* From root/class/net/<name>/ethtool/<stat>, counter files (the emulator). */
+/* From the file root/class/net/<name>/ethtool (the emulator). */
 backend_netback_fn backend_netback_tree;
 
 /* The index of netback's statistic called name (at most len bytes), or -1. */
 int backend_netback_stat_index(const char *name, size_t len);
 
 /*
- * Scan the tree at root.  Fills both lists sorted by (domid, devid); the
- * caller frees them with free().  No tree (no backend drivers) is no
- * devices.  xs, cache and netback may be NULL.  -ENOMEM, -ENAMETOOLONG, or the
- * error of opening the devices directory other than ENOENT.
+ * "<name>: <value>" lines into vif: a known name with a counter's value
+ * (backend_counter_parse()) is present, the first of its name only;
+ * anything else is skipped.
  */
-int backend_devices_scan(const char *root, struct xs_handle *xs, struct backend_devices_cache *cache,
-                         backend_netback_fn *netback, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
+void backend_netback_text_parse(const char *text, size_t len, struct xenstats_vif *vif);
+
+/*
+ * An interface table (/proc/net/dev's format: two header lines, then
+ * "<name>:" and NET_DEV_FIELDS decimal counters separated by blanks) into
+ * the vifs, sorted by (domid, devid), whose line it has: the first line
+ * named vif<domid>.<devid>, and only a line whose every counter is a plain
+ * decimal.  filled[i] says whether vifs[i] got counters; the count filled.
+ */
+size_t backend_net_dev_parse(const char *text, size_t len, struct xenstats_vif *vifs, size_t nr, bool *filled);
+
+/* Where a backend's devices are read. */
+struct backend_tree {
+    const char *root;          /* sysfs: "/sys", or the emulator's tree */
+    const char *net_dev;       /* the interface table: "/proc/net/dev", or the emulator's */
+    backend_netback_fn *netback; /* NULL: no netback statistics */
+};
+
+/*
+ * Scan the tree.  Fills both lists sorted by (domid, devid); the caller
+ * frees them with free().  No tree (no backend drivers) is no devices; a
+ * vif missing from the interface table is left out.  xs and cache may be
+ * NULL.  -ENOMEM, -ENAMETOOLONG, or the error of opening the devices
+ * directory other than ENOENT.
+ */
+int backend_devices_scan(const struct backend_tree *tree, struct xs_handle *xs, struct backend_devices_cache *cache,
+                         struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
                          size_t *ret_nr_vbds);
 
 /*

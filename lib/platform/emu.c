@@ -512,11 +512,15 @@ static int emu_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_
                        struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
 {
     struct emu *emu = emu_of(p);
-    char root[PATH_MAX];
+    char root[PATH_MAX], net_dev[PATH_MAX];
+    struct backend_tree tree = {.root = root, .net_dev = net_dev, .netback = backend_netback_tree};
     struct xs_handle *xs;
 
+    /* a guest has no backends: nothing there */
     if (snprintf(root, sizeof(root), "%s/%s", emu->dir, p->self_domid == 0 ? EMU_SYSFS_DIR : ".no-backends") >=
-        (int)sizeof(root))
+            (int)sizeof(root) ||
+        snprintf(net_dev, sizeof(net_dev), "%s/%s", emu->dir, p->self_domid == 0 ? EMU_NET_DEV_FILE : ".no-backends") >=
+            (int)sizeof(net_dev))
         return -ENAMETOOLONG;
     pthread_mutex_lock(&emu->lock);
     if (!emu->xs && p->self_domid == 0)
@@ -524,8 +528,7 @@ static int emu_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_
     xs = emu->xs;
     pthread_mutex_unlock(&emu->lock);
     /* without the store the names fall back to devids: not remembered then */
-    return backend_devices_scan(root, xs, xs ? &emu->devices : NULL, backend_netback_tree, ret_vifs, ret_nr_vifs,
-                                ret_vbds, ret_nr_vbds);
+    return backend_devices_scan(&tree, xs, xs ? &emu->devices : NULL, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds);
 }
 
 static const struct platform_host_ops emu_host_ops = {

@@ -37,6 +37,8 @@
 #define EMU_INFO_MAX 512
 #define EMU_TABLE_FILE "table"
 #define EMU_SYSFS_DIR "sys"
+/* the interface table, as /proc/net/dev (lib/platform/backend_devices.h) */
+#define EMU_NET_DEV_FILE "proc/net/dev"
 
 /* Parse an info file; -EBADMSG when malformed. */
 int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info *ret_info);

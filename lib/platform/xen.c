@@ -155,6 +155,7 @@ static int xen_open(struct platform *p)
     if (!x)
         return -ENOMEM;
     pthread_mutex_init(&x->lock, NULL);
+    backend_devices_cache_init(&x->devices);
     x->logger.vtable.vmessage = logger_vmessage;
     x->logger.vtable.destroy = logger_destroy;
     p->backend_data = x;
@@ -177,6 +178,7 @@ static void xen_close(struct platform *p)
         xencall_close(x->call);
     if (x->xc)
         x->ctrl->interface_close(x->xc);
+    backend_devices_cache_fini(&x->devices);
     pthread_mutex_destroy(&x->lock);
     free(x);
     p->backend_data = NULL;

@@ -19,6 +19,7 @@
 #include <xengnttab.h>
 #include <xentoollog.h>
 
+#include "backend_devices.h"
 #include "platform.h"
 
 /* Routes libxen* messages to the library's log instead of stderr. */
@@ -58,6 +59,7 @@ struct xen {
     xengnttab_handle *gnttab;
     xengntshr_handle *gntshr;
     struct xen_share *shares;
+    struct backend_devices_cache devices; /* vbd names: xenstore asked about new ones only */
 };
 
 static inline struct xen *xen_of(struct platform *p)

@@ -135,11 +135,16 @@ static int xen_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size
     return 0;
 }
 
-/* netback and blkback publish in dom0's own sysfs; names from its store. */
+/* netback and blkback publish in dom0's own sysfs and procfs; names from its store. */
 static int xen_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
                        struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
 {
-    return backend_devices_scan("/sys", xen_store(p), NULL, backend_netback_ethtool, ret_vifs, ret_nr_vifs, ret_vbds,
+    static const struct backend_tree tree = {
+        .root = "/sys", .net_dev = "/proc/net/dev", .netback = backend_netback_ethtool};
+    struct xs_handle *xs = xen_store(p);
+
+    /* without the store the names fall back to devids: not remembered then */
+    return backend_devices_scan(&tree, xs, xs ? &xen_of(p)->devices : NULL, ret_vifs, ret_nr_vifs, ret_vbds,
                                 ret_nr_vbds);
 }
 

@@ -6,7 +6,8 @@
 # (--direct and from the agent); devices attached and detached while the
 # agent runs come and go in all of them; counters move with the workload
 # and stop while the domain is paused; a counter file that is not a plain
-# number leaves its device out instead of giving a wrong figure.
+# number leaves its device out instead of giving a wrong figure.  The
+# vifs' counters come from the interface table (proc/net/dev), as on Xen.
 . "$(dirname "$0")/lib.sh"
 
 : "${XENSTATS_HOST_PROBE:?meson test sets XENSTATS_HOST_PROBE}"
@@ -34,7 +35,7 @@ web=1 db=2 busy=3
 "$XENSTATS" emu vbd-set db 51728 rd_req=1,wr_req=2,rd_sect=5,wr_sect=7
 "$XENSTATS" emu vbd-set db xvdq f_req=9,ds_req=10
 "$XENSTATS" emu vif-set web 0 rx_gso_checksum_fixup=1,tx_zerocopy_sent=2,tx_zerocopy_success=3,tx_zerocopy_fail=4,tx_frag_overflow=18446744073709551615
-[ "$(cat "$SYS/class/net/vif1.0/ethtool/tx_frag_overflow")" = 18446744073709551615 ] || fail "the tree's ethtool/"
+grep -qx "tx_frag_overflow: 18446744073709551615" "$SYS/class/net/vif1.0/ethtool" || fail "the tree's ethtool file"
 
 "$PROBE" --devices | grep -E '^(vif|vbd) [12] ' >"$XENSTATS_TEST_TMP/probe"
 cat >"$XENSTATS_TEST_TMP/want" <<EOF
@@ -48,6 +49,8 @@ vbd 2 268439552 xvdq 0 0 0 9 10 0 0
 EOF
 diff "$XENSTATS_TEST_TMP/want" "$XENSTATS_TEST_TMP/probe" || fail "the API's devices are not what the emulator was told"
 [ "$(cat "$SYS/class/net/vif1.0/statistics/tx_bytes")" = 18446744073709551615 ] || fail "sysfs tx_bytes"
+grep -Eq '^ *vif1\.0:123456789012345678 +1000001 +3 +4 +0 +0 +0 +0 +18446744073709551615 +6 +7 +8 +0 +0 +0 +0$' \
+    "$XENSTATS_EMU_DIR/proc/net/dev" || fail "the interface table: $(cat "$XENSTATS_EMU_DIR/proc/net/dev")"
 [ -d "$SYS/bus/xen-backend/devices/vif-2-1" ] && [ -d "$SYS/bus/xen-backend/devices/vbd-2-268439552/statistics" ] ||
     fail "the tree lacks db's devices: $(ls "$SYS/bus/xen-backend/devices")"
 [ "$(xsread /local/domain/0/backend/vbd/2/51728/dev)" = xvdb ] || fail "blkback's dev node"
@@ -106,7 +109,7 @@ for k, n in want.items():
     assert dmraw('xenstats_vif_netback_' + k + '_total', 'web', device='vif1.0') == str(n), k
 assert all(x['netback_' + k] == 0 for x in dom['db']['vifs'] for k in want), dom['db']['vifs']
 "
-pass "netback's five statistics (ethtool/ in the tree) reach JSON and /metrics exactly"
+pass "netback's five statistics (the tree's ethtool file) reach JSON and /metrics exactly"
 promtool check metrics <"$XENSTATS_TEST_TMP/m.txt" || fail "promtool rejects /metrics"
 
 # top: xentop's columns from the agent and in-process, on db (sums of its devices)
@@ -227,10 +230,26 @@ assert now == last, (last, now)
 "
 pass "traffic=no stops a device's counters"
 
-# ---- a hostile counter file leaves its device out ----
-stats=$SYS/class/net/vif2.0/statistics
-for bad in "12abc" "" "-1" "18446744073709551616" "007" " 5" "$(printf '%040d' 1)"; do
-    printf '%s\n' "$bad" >"$stats/rx_errors.new" && mv "$stats/rx_errors.new" "$stats/rx_errors"
+# ---- a hostile counter leaves its device out ----
+# vifs: their line in the interface table (proc/net/dev); no traffic moves now, so no rewrite
+NET_DEV=$XENSTATS_EMU_DIR/proc/net/dev
+plant() { # plant VALUE: vif2.0's rx_errors (the third counter) in the table
+    python3 - "$NET_DEV" "$1" <<'PY'
+import os, sys
+path, bad = sys.argv[1], sys.argv[2]
+lines = open(path).read().split("\n")
+for i, l in enumerate(lines):
+    name, _, rest = l.partition(":")
+    if name.strip() == "vif2.0":
+        f = rest.split()
+        f[2] = bad
+        lines[i] = name + ":" + " ".join(f)
+open(path + ".new", "w").write("\n".join(lines))
+os.rename(path + ".new", path)
+PY
+}
+for bad in "12abc" "" "-1" "18446744073709551616" "007" "1.5" "$(printf '%040d' 1)"; do
+    plant "$bad"
     next_sample
     check "counter '$bad' leaves vif2.0 out" "
 assert [v['device'] for v in dom['db']['vifs']] == ['vif2.1', 'vif2.2'], dom['db']['vifs']
@@ -240,6 +259,19 @@ done
 "$XENSTATS" emu vif-set db 0 rx_errors=1
 check "vif2.0 back" "
 assert [(v['device'], v['rx_errors'], v['rx_bytes']) for v in dom['db']['vifs']][0] == ('vif2.0', 1, 2048000), dom['db']['vifs']
+"
+# vbds: a counter file of blkback's statistics/
+stats=$SYS/bus/xen-backend/devices/vbd-2-51712/statistics
+for bad in "12abc" "" "-1" "18446744073709551616" "007" " 5" "$(printf '%040d' 1)"; do
+    printf '%s\n' "$bad" >"$stats/rd_req.new" && mv "$stats/rd_req.new" "$stats/rd_req"
+    next_sample
+    check "counter '$bad' leaves db's xvda out" "
+assert [v['device'] for v in dom['db']['vbds']] == ['xvdq'], dom['db']['vbds']
+"
+done
+"$XENSTATS" emu vbd-set db xvda rd_req=101
+check "xvda back" "
+assert [(v['device'], v['rd_req']) for v in dom['db']['vbds']][0] == ('xvda', 101), dom['db']['vbds']
 "
 pass "a counter file that is not a plain number leaves its device out, never a wrong number"
 

@@ -20,6 +20,11 @@
 
 #include <cmocka.h>
 
+#define NET_DEV_HEADER                                                                                 \
+    "Inter-|   Receive                                                |  Transmit\n"                        \
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls " \
+    "carrier compressed\n"
+
 #include "platform/backend_devices.h"
 
 #define UNTOUCHED 0x5a5a5a5a5a5a5a5aULL
@@ -168,20 +173,41 @@ static void put(const char *dir, const char *name, const char *text)
     fclose(f);
 }
 
+/* The interface table the scan reads, built up by vif_tree(). */
+static char net_dev[8192] = NET_DEV_HEADER;
+
+/* A vif's statistics/ files and its line in the table, the counters 100..107. */
 static void vif_tree(const char *name, const char *value_of_rx_errors)
 {
     static const char *const names[] = {"rx_bytes", "rx_packets", "rx_errors", "rx_dropped",
                                         "tx_bytes", "tx_packets", "tx_errors", "tx_dropped"};
-    char dir[128];
+    char dir[128], text[8][80];
+    size_t len = strlen(net_dev);
 
     snprintf(dir, sizeof(dir), "class/net/%s/statistics", name);
     mkdirs("%s", dir);
     for (size_t i = 0; i < 8; i++) {
-        char text[32];
-
-        snprintf(text, sizeof(text), "%zu\n", 100 + i);
-        put(dir, names[i], i == 2 && value_of_rx_errors ? value_of_rx_errors : text);
+        snprintf(text[i], sizeof(text[i]), "%zu\n", 100 + i);
+        if (i == 2 && value_of_rx_errors)
+            snprintf(text[i], sizeof(text[i]), "%s", value_of_rx_errors);
+        put(dir, names[i], text[i]);
+        text[i][strcspn(text[i], "\n")] = '\0';
     }
+    snprintf(net_dev + len, sizeof(net_dev) - len,
+             "%6s:%8s %7s %4s %4s    0     0          0         0 %8s %7s %4s %4s    0     0       0          0\n",
+             name, text[0], text[1], text[2], text[3], text[4], text[5], text[6], text[7]);
+}
+
+static void put_net_dev(void)
+{
+    char path[PATH_MAX];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/net_dev", root);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(net_dev, f);
+    fclose(f);
 }
 
 static void vbd_tree(const char *name)
@@ -212,12 +238,14 @@ static void test_scan(void **state)
     struct xenstats_vif *vifs = NULL;
     struct xenstats_vbd *vbds = NULL;
     size_t nvifs = 9, nvbds = 9;
-    char path[PATH_MAX], big[64];
+    char path[PATH_MAX], big[64], table[PATH_MAX];
+    struct backend_tree tree = {.root = root, .net_dev = table};
 
     (void)state;
     assert_non_null(mkdtemp(root));
+    snprintf(table, sizeof(table), "%s/net_dev", root);
     /* no tree at all (no backend drivers): no devices */
-    assert_int_equal(backend_devices_scan(root, NULL, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
+    assert_int_equal(backend_devices_scan(&tree, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
     assert_int_equal(nvifs, 0);
     assert_int_equal(nvbds, 0);
     free(vifs);
@@ -259,8 +287,13 @@ static void test_scan(void **state)
     vbd_tree(".new-vbd-4-5");
     vbd_tree("vbd-32752-0"); /* beyond the domids */
     mkdirs("bus/xen-backend/devices/console-1-0");
+    mkdirs("bus/xen-backend/devices/vif-1-5"); /* listed, not in the table */
+    mkdirs("bus/xen-backend/devices/vif-1-6");
+    vif_tree("vif1.6", NULL);
+    *strrchr(net_dev, ' ') = '\n'; /* its line one counter short */
+    put_net_dev();
 
-    assert_int_equal(backend_devices_scan(root, NULL, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
+    assert_int_equal(backend_devices_scan(&tree, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
     assert_int_equal(nvifs, 2);
     assert_int_equal(vifs[0].domid, 1);
     assert_int_equal(vifs[0].devid, 0);
@@ -278,7 +311,61 @@ static void test_scan(void **state)
     assert_int_equal(vbds[1].devid, 51728);
     free(vifs);
     free(vbds);
+
+    /* no interface table: the vifs are left out, the vbds stay */
+    unlink(table);
+    assert_int_equal(backend_devices_scan(&tree, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
+    assert_int_equal(nvifs, 0);
+    assert_int_equal(nvbds, 2);
+    free(vifs);
+    free(vbds);
     assert_int_equal(remove_all(), 0);
+}
+
+static struct xenstats_vif vif_of(uint32_t domid, uint32_t devid)
+{
+    struct xenstats_vif v = {.domid = domid, .devid = devid};
+
+    return v;
+}
+
+/* The table's lines as the kernel prints them, and each way one can be wrong. */
+static void test_net_dev(void **state)
+{
+    static const char table[] =
+        NET_DEV_HEADER "    lo:    1234      10    0    0    0     0          0         0     1234      10    0    0    0     0       0          0\n"
+        /* a counter wider than its column touches the colon */
+        "vif1.0:123456789012 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n"
+        " vif2.0:       1       2    3    4    0     0          0         0        5       6    7    8    0     0       0          0\n"
+        "vif2.0:9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9\n"            /* a second line: the first holds */
+        "vif3.0:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n"        /* fifteen */
+        "vif3.1:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n"  /* seventeen */
+        "vif3.2:1 2 3 4 5 6 7 8 9\t10 11 12 13 14 15 16\n"   /* a tab */
+        "vif3.3:1 2 3 -4 5 6 7 8 9 10 11 12 13 14 15 16\n"    /* a sign */
+        "vif3.4:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 18446744073709551616\n" /* too big */
+        "vif03.5:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"    /* a leading zero */
+        "vif3.6 :1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"    /* a blank in the name */
+        "vif4.0:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 18446744073709551615"; /* no newline at the end */
+    struct xenstats_vif vifs[] = {vif_of(1, 0), vif_of(2, 0), vif_of(3, 0), vif_of(3, 1), vif_of(3, 2),
+                                  vif_of(3, 3), vif_of(3, 4), vif_of(3, 5), vif_of(3, 6), vif_of(4, 0),
+                                  vif_of(5, 0)};
+    bool filled[(sizeof(vifs) / sizeof(vifs[0]))];
+
+    (void)state;
+    assert_int_equal(backend_net_dev_parse(table, strlen(table), vifs, (sizeof(vifs) / sizeof(vifs[0])), filled), 3);
+    assert_true(filled[0] && filled[1] && filled[9]);
+    for (size_t i = 2; i < 9; i++)
+        assert_false(filled[i]);
+    assert_false(filled[10]); /* no line at all */
+    assert_true(vifs[0].rx_bytes == 123456789012ULL && vifs[0].rx_packets == 4 && vifs[0].rx_errors == 5 &&
+                vifs[0].rx_dropped == 6 && vifs[0].tx_bytes == 11 && vifs[0].tx_packets == 12 &&
+                vifs[0].tx_errors == 13 && vifs[0].tx_dropped == 14);
+    assert_true(vifs[1].rx_bytes == 1 && vifs[1].rx_dropped == 4 && vifs[1].tx_bytes == 5 &&
+                vifs[1].tx_dropped == 8);
+    assert_true(vifs[9].tx_bytes == 9 && vifs[9].tx_packets == 10);
+    /* a table cut anywhere never reads past its end */
+    for (size_t n = 0; n < strlen(table); n++)
+        backend_net_dev_parse(table, n, vifs, (sizeof(vifs) / sizeof(vifs[0])), filled);
 }
 
 int main(void)
@@ -286,7 +373,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counter_accepts), cmocka_unit_test(test_counter_refuses),
         cmocka_unit_test(test_device_name),     cmocka_unit_test(test_vbd_name),
-        cmocka_unit_test(test_scan),
+        cmocka_unit_test(test_scan),            cmocka_unit_test(test_net_dev),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
