@@ -379,7 +379,7 @@ static bool peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
     if (s->port < 0)
         return false;
 
-    return m->platform->backend->evtchn->status(m->evtchn, (uint32_t)s->port, &st) == 0 &&
+    return platform_evtchn_status(m->platform, m->evtchn, (uint32_t)s->port, &st) == 0 &&
            st != PLATFORM_EVTCHN_INTERDOMAIN;
 }
 
@@ -387,17 +387,16 @@ static bool peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
 
 static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
 {
-    const struct platform_grant_ops *g = m->platform->backend->grant;
 
     if (s->port >= 0) {
         port_map(m, s->port, NULL);
-        m->platform->backend->evtchn->unbind(m->evtchn, (uint32_t)s->port);
+        platform_evtchn_unbind(m->platform, m->evtchn, (uint32_t)s->port);
         s->port = -1;
     }
     if (s->name_map)
-        g->unmap(m->platform, (void *)s->name_map, s->keys.nr_pages);
+        platform_grant_unmap(m->platform, (void *)s->name_map, s->keys.nr_pages);
     if (s->value_map)
-        g->unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
+        platform_grant_unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
     s->name_map = s->value_map = NULL;
 
     free(s->stat_block);
@@ -548,7 +547,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
 
     s->keys = *keys;
     bytes = (size_t)keys->nr_pages * XEN_PV_STATS_PAGE_SIZE;
-    s->name_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->name_type_ref, PROT_READ);
+    s->name_map = platform_grant_map(pl, s->domain->domid, keys->nr_pages, keys->name_type_ref, PROT_READ);
     if (!s->name_map) {
         set_reason(s, "cannot map name-type-ref grants: %s", strerror(errno));
         return -EAGAIN;
@@ -579,12 +578,12 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
         set_reason(s, "out of memory");
         return r;
     }
-    s->value_map = pl->backend->grant->map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
+    s->value_map = platform_grant_map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
     if (!s->value_map) {
         set_reason(s, "cannot map val-ref grants: %s", strerror(errno));
         return -EAGAIN;
     }
-    r = pl->backend->evtchn->bind_interdomain(m->evtchn, s->domain->domid, keys->event_channel);
+    r = platform_evtchn_bind_interdomain(pl, m->evtchn, s->domain->domid, keys->event_channel);
     if (r < 0) {
         set_reason(s, "cannot bind event-channel %u: %s", keys->event_channel, strerror(-r));
         return -EAGAIN;
@@ -989,7 +988,7 @@ static void reap_domains(struct xenstats_monitor *m)
     struct xenstats_domain_info info;
 
     while ((d = *pp)) {
-        if (m->platform->backend->domain->info(m->platform, d->domid, &info) == -ESRCH) {
+        if (platform_domain_info(m->platform, d->domid, &info) == -ESRCH) {
             *pp = d->next;
             xs_unwatch(m->xs, d->stats, d->token);
             log_info("domain %u destroyed", d->domid);
@@ -1015,7 +1014,7 @@ static bool request_due(struct xenstats_monitor *m, struct xenstats_pv_set *s, u
         return false;
     s->bind_event_due = false;
     if (s->masked) {
-        m->platform->backend->evtchn->unmask(m->evtchn, (uint32_t)s->port);
+        platform_evtchn_unmask(m->platform, m->evtchn, (uint32_t)s->port);
         s->masked = false;
     }
     return true;
@@ -1034,7 +1033,6 @@ static void requested(struct xenstats_monitor *m, struct xenstats_pv_set *s, uin
 
 int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
 {
-    const struct platform_evtchn_ops *ev = monitor->platform->backend->evtchn;
     uint64_t now = monotonic_ns();
     struct xenstats_pv_set *s, **due = NULL;
     struct mon_domain *d;
@@ -1067,11 +1065,11 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
         }
     }
     results = n ? calloc(n, sizeof(*results)) : NULL;
-    if (n && results && ev->notify_many && ev->notify_many(monitor->evtchn, ports, n, results) == 0) {
+    if (n && results && platform_evtchn_notify_many(monitor->platform, monitor->evtchn, ports, n, results) == 0) {
         /* one pipelined round */
     } else {
         for (i = 0; i < n && results; i++)
-            results[i] = ev->notify(monitor->evtchn, ports[i]);
+            results[i] = platform_evtchn_notify(monitor->platform, monitor->evtchn, ports[i]);
     }
     for (i = 0; i < n; i++) {
         requested(monitor, due[i], now, results ? results[i] : -ENOMEM);
@@ -1165,7 +1163,6 @@ static bool handle_event(struct xenstats_monitor *m, int port, uint64_t now)
 
 static void handle_events(struct xenstats_monitor *m)
 {
-    const struct platform_evtchn_ops *ev = m->platform->backend->evtchn;
     uint64_t now = monotonic_ns();
     uint32_t ports[EVENT_BATCH], unmask[EVENT_BATCH];
     int budget = 4096; /* the rest waits for the next round */
@@ -1175,15 +1172,7 @@ static void handle_events(struct xenstats_monitor *m)
         int n, i;
 
         /* a batch of pending ports, each unmasked once handled: few system calls for thousands */
-        if (ev->pending_many) {
-            n = ev->pending_many(m->evtchn, ports, EVENT_BATCH);
-        } else {
-            n = ev->pending(m->evtchn);
-            if (n >= 0) {
-                ports[0] = (uint32_t)n;
-                n = 1;
-            }
-        }
+        n = platform_evtchn_pending_many(m->platform, m->evtchn, ports, EVENT_BATCH);
         if (n == -EAGAIN)
             return;
         if (n < 0) {
@@ -1196,12 +1185,10 @@ static void handle_events(struct xenstats_monitor *m)
         for (i = 0; i < n; i++)
             if (handle_event(m, (int)ports[i], now))
                 unmask[nr_unmask++] = ports[i];
-        if (ev->unmask_many && nr_unmask > 1) {
-            ev->unmask_many(m->evtchn, unmask, nr_unmask);
-        } else {
-            for (size_t k = 0; k < nr_unmask; k++)
-                ev->unmask(m->evtchn, unmask[k]);
-        }
+        if (nr_unmask > 1)
+            platform_evtchn_unmask_many(m->platform, m->evtchn, unmask, nr_unmask);
+        else if (nr_unmask == 1)
+            platform_evtchn_unmask(m->platform, m->evtchn, unmask[0]);
     }
 }
 
@@ -1428,7 +1415,7 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
     struct xenstats_monitor *m;
     int r;
 
-    if (!pl->backend->store || !pl->backend->grant || !pl->backend->evtchn) {
+    if (!platform_has_store_grant_evtchn(pl)) {
         errno = ENOTSUP;
         return NULL;
     }
@@ -1460,10 +1447,10 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
     if (!m->opts.max_log_per_s)
         m->opts.max_log_per_s = 1;
 
-    m->xs = pl->backend->store->open(pl, 0);
+    m->xs = platform_store_open(pl, 0);
     if (!m->xs)
         goto fail_errno;
-    m->evtchn = pl->backend->evtchn->open(pl);
+    m->evtchn = platform_evtchn_open(pl);
     if (!m->evtchn)
         goto fail_errno;
     m->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1477,7 +1464,7 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
     if (r == 0 && !xs_watch(m->xs, "@releaseDomain", "xenstats-pv-release"))
         r = negative_errno();
     if (r == 0)
-        r = epoll_add(m->epfd, pl->backend->evtchn->fd(m->evtchn), TAG_EVTCHN);
+        r = epoll_add(m->epfd, platform_evtchn_fd(pl, m->evtchn), TAG_EVTCHN);
     if (r == 0)
         r = epoll_add(m->epfd, m->tfd, TAG_TIMER);
     if (r < 0) {
@@ -1503,7 +1490,7 @@ void xenstats_monitor_free(struct xenstats_monitor *monitor)
         domain_free(monitor, d, "monitor stopped");
     }
     if (monitor->evtchn)
-        monitor->platform->backend->evtchn->close(monitor->evtchn);
+        platform_evtchn_close(monitor->platform, monitor->evtchn);
     if (monitor->xs)
         xs_close(monitor->xs);
     if (monitor->epfd >= 0)
