@@ -51,17 +51,15 @@ int vcpu_hypercall_read(struct xenstats_host *host, uint32_t domid, uint32_t vcp
     uint64_t before, after;
     int r;
 
-    if (!p->backend->domain->vcpu_info)
-        return -EOPNOTSUPP;
     /* The hypervisor reads its clock somewhere inside the call: stamp the
      * sample with the middle of it, on the clock the map's readers use. */
-    r = p->backend->resource->clock_ns(p, &before);
+    r = platform_resource_clock_ns(p, &before);
     if (r < 0)
         return r;
-    r = p->backend->domain->vcpu_info(p, domid, vcpu, &info);
+    r = platform_domain_vcpu_info(p, domid, vcpu, &info);
     if (r < 0)
         return r;
-    r = p->backend->resource->clock_ns(p, &after);
+    r = platform_resource_clock_ns(p, &after);
     if (r < 0)
         return r;
     vcpu_sample_from_info(&info, before + (after - before) / 2, ret_sample);

@@ -216,12 +216,12 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     struct xenstats_vcpu_map *map;
     int r;
 
-    r = p->backend->domain->info(p, domid, &info);
+    r = platform_domain_info(p, domid, &info);
     if (r < 0) {
         set_errno(r);
         return NULL;
     }
-    r = p->backend->resource->map(p, domid, XEN_VCPU_STATS_RESOURCE_TYPE, XEN_VCPU_STATS_RESOURCE_ID, &res);
+    r = platform_resource_map(p, domid, XEN_VCPU_STATS_RESOURCE_TYPE, XEN_VCPU_STATS_RESOURCE_ID, &res);
     if (r < 0) {
         /* every version's way of saying "no such resource" is one answer */
         set_errno(platform_resource_absent(r) ? -EOPNOTSUPP : r);
@@ -231,7 +231,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     if (!map) {
         int saved = errno;
 
-        p->backend->resource->unmap(p, &res);
+        platform_resource_unmap(p, &res);
         errno = saved;
         return NULL;
     }
@@ -239,7 +239,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     if (info.nr_vcpus > map->layout.nr_vcpus) {
         log_warning("domain %u: region holds %u records for %u vCPUs", domid, map->layout.nr_vcpus,
                     info.nr_vcpus);
-        p->backend->resource->unmap(p, &res);
+        platform_resource_unmap(p, &res);
         free(map);
         set_errno(-ERANGE);
         return NULL;
@@ -259,7 +259,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open_hypercall(struct xenstats_host 
     struct xenstats_vcpu_map *map;
     int r;
 
-    r = p->backend->domain->info(p, domid, &info);
+    r = platform_domain_info(p, domid, &info);
     if (r < 0)
         return set_errno(r), NULL;
     /* Ask once now, so that a refusal shows at open, not at the first sample. */
@@ -288,7 +288,7 @@ void xenstats_vcpu_map_close(struct xenstats_vcpu_map *map)
     if (!map)
         return;
     if (map->host && !map->hypercall)
-        map->host->platform.backend->resource->unmap(&map->host->platform, &map->resource);
+        platform_resource_unmap(&map->host->platform, &map->resource);
     free(map->owned);
     free(map);
 }
@@ -444,7 +444,7 @@ int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
 
     if (!map->host)
         return set_errno(-EOPNOTSUPP);
-    r = map->host->platform.backend->resource->clock_ns(&map->host->platform, &now);
+    r = platform_resource_clock_ns(&map->host->platform, &now);
     if (r < 0)
         return set_errno(r);
     if (!map->hypercall && map->max_update > now &&
