@@ -241,6 +241,10 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     /* Copy once, then validate the copy: the guest may change the pages. */
     memcpy(name_copy, s->name_map, bytes);
     s->names_hash = mon_page_hash(name_copy, bytes);
+    /* the names are never read again for meaning: not kept mapped (half
+     * of a set's pages; mon_names_check() maps them now and then) */
+    platform_grant_unmap(pl, (void *)s->name_map, keys->nr_pages);
+    s->name_map = NULL;
     r = pv_parse_name_pages(name_copy, keys->nr_pages, descs, s->reason);
     if (r < 0) {
         free(descs);

@@ -69,7 +69,7 @@ struct xenstats_pv_set {
     uint32_t backoff_ms;
 
     struct pv_set_keys keys;
-    const uint8_t *name_map, *value_map; /* read-only grant mappings */
+    const uint8_t *name_map, *value_map; /* read-only grant mappings; name_map only while attaching */
     uint64_t names_hash;                 /* of the name pages as validated */
     /* what the set declared, in one block (stat_block): names, types, the
      * last sample's numbers and validity; a set of 32 takes 1 KiB, not the

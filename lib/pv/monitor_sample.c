@@ -5,6 +5,7 @@
  * Part of lib/pv's monitor (see monitor_private.h).
  */
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -127,6 +128,35 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
     return sent;
 }
 
+
+/*
+ * Names are never re-read, so rewriting them is harmless; say so once.
+ * The name pages are not kept mapped: they are mapped and hashed after
+ * samples 4, 8, 16, 32 and 64, then every 64th, so a set rewritten soon
+ * after it is published is seen soon, and one that is not costs a map a
+ * minute (hashing every sample cost as much as the rest of the sample).
+ */
+static void names_check(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
+    size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
+    uint64_t n = s->samples + 1;
+    const uint8_t *map;
+    uint64_t hash;
+
+    if (s->names_rewritten_logged || n < 4 || (n & (n - 1) && n % 64))
+        return;
+    map = platform_grant_map(m->platform, s->domain->domid, s->keys.nr_pages, s->keys.name_type_ref, PROT_READ);
+    if (!map)
+        return; /* revoked: the value pages' turn to find it out */
+    hash = mon_page_hash(map, bytes);
+    platform_grant_unmap(m->platform, (void *)map, s->keys.nr_pages);
+    if (hash != s->names_hash) {
+        s->names_rewritten_logged = true;
+        s->errors++;
+        mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rewrote its names after publishing (ignored)", s->path);
+    }
+}
+
 static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
 {
     size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
@@ -158,14 +188,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     }
     if (bad)
         s->errors++;
-    /* Names are never re-read, so rewriting them is harmless; say so once. */
-    /* (every 4th sample: hashing the pages each time cost as much as the
-     * rest of the sample; detection a few samples late is as good) */
-    if (!s->names_rewritten_logged && (s->samples & 3) == 3 && mon_page_hash(s->name_map, bytes) != s->names_hash) {
-        s->names_rewritten_logged = true;
-        s->errors++;
-        mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rewrote its names after publishing (ignored)", s->path);
-    }
+    names_check(m, s);
     mon_set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
