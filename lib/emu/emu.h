@@ -24,7 +24,6 @@ enum emu_workload {
 
 #define EMU_MAX_VCPUS 4096
 #define EMU_MAX_PCPUS 1024
-#define EMU_MAX_DOMID 0x7fef /* DOMID_FIRST_RESERVED - 1 */
 /* vifs and vbds a domain may have (each kind), and the largest vif devid */
 #define EMU_MAX_DEVICES 64
 #define EMU_MAX_VIF_DEVID 65535

@@ -210,7 +210,7 @@ static int emu_open(struct platform *p)
     uint64_t domid = 0;
     int r;
 
-    if (domid_env && parse_u64(domid_env, 0x7fef, &domid) < 0) {
+    if (domid_env && parse_u64(domid_env, XENSTATS_DOMID_MAX, &domid) < 0) {
         log_error("XENSTATS_EMU_DOMID=%s is not a domain id", domid_env);
         return -EINVAL;
     }
@@ -353,7 +353,7 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
         const struct xenstats_domain_info *seen;
         uint64_t domid;
 
-        if (parse_u64(de->d_name, 0x7fef, &domid) < 0)
+        if (parse_u64(de->d_name, XENSTATS_DOMID_MAX, &domid) < 0)
             continue;
         if (count == cap) {
             cap = cap ? cap * 2 : 16;

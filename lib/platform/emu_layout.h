@@ -55,7 +55,7 @@ int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t l
  */
 #define EMU_TABLE_MAGIC 0x31544d4555534b58ULL /* "XKSUEMT1" */
 #define EMU_TABLE_PCPUS 1024u
-#define EMU_TABLE_DOMAINS 0x7ff0u /* DOMID_FIRST_RESERVED */
+#define EMU_TABLE_DOMAINS (XENSTATS_DOMID_MAX + 1u) /* Xen's DOMID_FIRST_RESERVED */
 #define EMU_TABLE_HOST_BYTES 16384u
 #define EMU_TABLE_RETRIES 64
 

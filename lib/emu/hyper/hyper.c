@@ -184,7 +184,7 @@ static int gnt_share(struct hy_conn *c, const struct emu_hc_request *req, int me
     uint32_t i, ref;
     int r;
 
-    if (req->count == 0 || req->domid > EMU_MAX_DOMID || req->flags & ~EMU_HC_WRITABLE)
+    if (req->count == 0 || req->domid > XENSTATS_DOMID_MAX || req->flags & ~EMU_HC_WRITABLE)
         return -EINVAL;
     r = check_memfd(memfd, ((uint64_t)req->first_page + req->count) * EMU_HC_PAGE_SIZE);
     if (r < 0)
@@ -559,12 +559,12 @@ static int evtchn_op(struct hy_conn *c, const struct emu_hc_request *req, struct
     switch (req->op) {
     case EMU_HC_EVT_ALLOC_UNBOUND:
         /* Xen records the remote domid without checking it exists. */
-        if (remote > EMU_MAX_DOMID)
+        if (remote > XENSTATS_DOMID_MAX)
             return -EINVAL;
         r = ev_alloc(c, PLATFORM_EVTCHN_UNBOUND, remote, &p);
         return r < 0 ? r : (int)p->port;
     case EMU_HC_EVT_BIND_INTERDOMAIN:
-        rd = remote <= EMU_MAX_DOMID ? hyper_domain_find(d->hy, remote) : NULL;
+        rd = remote <= XENSTATS_DOMID_MAX ? hyper_domain_find(d->hy, remote) : NULL;
         if (!rd)
             return -ESRCH;
         if (req->port >= rd->nr_ports)
