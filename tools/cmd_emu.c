@@ -26,9 +26,9 @@
 #include "emu/emu.h"
 #include "emu/hyper/hyper.h"
 #include "emu/loop.h"
+#include "emu/proto/run_dir.h"
 #include "emu/xenstore/xenstore.h"
 #include "emu/xenstore/xs_wire.h"
-#include "platform/emu_layout.h"
 #include "tool.h"
 #include "util/util.h"
 

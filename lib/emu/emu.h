@@ -161,7 +161,7 @@ struct emu_host {
     uint64_t total_memory_kib;
     uint64_t free_memory_kib;   /* total minus every domain's memory */
     uint32_t nr_running;        /* vCPUs given a pCPU at the last tick */
-    void *table;                /* the mapped table file (emu_layout.h) */
+    void *table;                /* the mapped table file (emu/proto/run_dir.h) */
     struct emu_domain *domains; /* sorted by domid */
     bool net_dev_stale;         /* the interface table lags the vifs' counters */
     uint64_t last_tick;

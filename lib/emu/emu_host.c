@@ -12,7 +12,7 @@
 #include <xenstats/abi/vcpu_stats_writer.h>
 
 #include "emu_private.h"
-#include "platform/emu_layout.h"
+#include "emu/proto/run_dir.h"
 #include "util/util.h"
 
 #define MS 1000000ULL
