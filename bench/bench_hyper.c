@@ -184,7 +184,7 @@ int main(int argc, char **argv)
     uint64_t n = 20000, guest = 1;
 
     if ((argc > 1 && (parse_u64(argv[1], 10000000, &n) < 0 || n < 100)) ||
-        (argc > 2 && parse_u64(argv[2], 0x7fef, &guest) < 0) || argc > 3) {
+        (argc > 2 && parse_u64(argv[2], XENSTATS_DOMID_MAX, &guest) < 0) || argc > 3) {
         fprintf(stderr, "usage: %s [ROUNDTRIPS >= 100] [GUEST_DOMID]\n", argv[0]);
         return 2;
     }

@@ -74,7 +74,7 @@ static int read_monitor_domid(struct xs_handle *xs, const char *stats, uint32_t 
         return negative_errno();
     *ret = 0;
     /* An empty or unreadable value means the default monitor, dom0. */
-    if (len && pv_parse_number(v, len, 0x7fef, ret) < 0)
+    if (len && pv_parse_number(v, len, XENSTATS_DOMID_MAX, ret) < 0)
         *ret = 0;
     free(v);
     return 0;

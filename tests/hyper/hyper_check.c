@@ -23,7 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "platform/emu_hypercall.h"
+#include "emu/proto/hypercall.h"
+#include "emu/proto/run_dir.h"
+#include "platform/emu_backend.h"
 #include "platform/platform.h"
 #include "util/util.h"
 
