@@ -31,6 +31,7 @@
 #include "emu/xenstore/xs_wire.h"
 #include "tool.h"
 #include "util/util.h"
+#include "vcpu_fallback.h"
 
 #define CMD "emu"
 #define CONTROL_LINE_MAX 1024
@@ -973,7 +974,7 @@ static int dump_region(const char *domarg, const char *path)
         goto out;
     map = xenstats_vcpu_map_open(host, info.domid);
     if (!map) {
-        fail(CMD, "domain %u: cannot map its vCPU statistics: %s", info.domid, xenstats_strerror(-errno));
+        fail(CMD, "domain %u (%s): %s", info.domid, info.name, tool_vcpu_open_error(-errno));
         goto out;
     }
     len = xenstats_vcpu_map_dump_size(map);

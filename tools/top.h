@@ -123,6 +123,14 @@ extern const char *const top_runstate_names[TOP_NR_RUNSTATES];
  */
 char *top_escape(const char *s, size_t len);
 
+/*
+ * Write the reason for a failure into err (nothing when err is NULL or
+ * errlen 0), as every function of top with an err parameter does; returns
+ * r, so that `return top_reason(err, errlen, -EINVAL, ...)` says and fails
+ * in one step.
+ */
+int top_reason(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Severity of a state name (as the agent spells it). */
 enum top_set_severity top_set_severity_of(const char *state);
 

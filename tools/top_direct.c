@@ -8,7 +8,6 @@
  * leaves xenstore as the toolstack (or the agent) made it.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,19 +20,6 @@ struct top_direct {
     struct collector *collector;
 };
 
-static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 struct top_direct *top_direct_open(char *err, size_t errlen)
 {
     /* An update waits for the slowest provider: keep it short. */
@@ -41,22 +27,23 @@ struct top_direct *top_direct_open(char *err, size_t errlen)
     struct top_direct *d = calloc(1, sizeof(*d));
 
     if (!d) {
-        say(err, errlen, "out of memory");
+        top_reason(err, errlen, -ENOMEM, "out of memory");
         return NULL;
     }
     d->host = xenstats_host_open(global.backend);
     if (!d->host) {
         if (errno == ENOENT)
-            say(err, errlen, "no Xen host found: no emulated host is running and this is not a Xen dom0 "
-                             "(start one with `xenstats emu`, or set XENSTATS_EMU_DIR)");
+            top_reason(err, errlen, -ENOENT,
+                       "no Xen host found: no emulated host is running and this is not a Xen dom0 "
+                       "(start one with `xenstats emu`, or set XENSTATS_EMU_DIR)");
         else
-            say(err, errlen, "cannot open the host: %s", strerror(errno));
+            top_reason(err, errlen, -errno, "cannot open the host: %s", strerror(errno));
         free(d);
         return NULL;
     }
     d->collector = collector_new(d->host, &co);
     if (!d->collector) {
-        say(err, errlen, "out of memory");
+        top_reason(err, errlen, -ENOMEM, "out of memory");
         top_direct_close(d);
         return NULL;
     }
@@ -79,14 +66,12 @@ int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, c
     size_t len;
     int r;
 
-    if (!s) {
-        say(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!s)
+        return top_reason(err, errlen, -ENOMEM, "out of memory");
     json = snapshot_render(s, RENDER_JSON, &len);
     r = json ? top_snapshot_parse(json, len, ret_snapshot, err, errlen) : -ENOMEM;
     if (!json)
-        say(err, errlen, "out of memory");
+        top_reason(err, errlen, -ENOMEM, "out of memory");
     snapshot_unref(s);
     return r;
 }

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,20 +30,6 @@ struct deadline {
     const volatile int *cancel;
 };
 
-static int say(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int say(char *err, size_t errlen, int r, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return r;
-}
-
 int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, char *err, size_t errlen)
 {
     struct top_url u;
@@ -56,28 +41,28 @@ int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, 
     memset(&u, 0, sizeof(u));
     for (i = 0; url[i]; i++)
         if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] > 0x7e)
-            return say(err, errlen, -EINVAL, "the URL holds a space or a control character");
+            return top_reason(err, errlen, -EINVAL, "the URL holds a space or a control character");
     /* "HOST:PORT" alone means plain HTTP, as the agent's --listen spells it. */
     if (!strstr(url, "://")) {
         char *full = NULL;
         int r;
 
         if (asprintf(&full, "http://%s", url) < 0)
-            return say(err, errlen, -ENOMEM, "out of memory");
+            return top_reason(err, errlen, -ENOMEM, "out of memory");
         r = top_url_parse(full, suffix, ret_url, err, errlen);
         free(full);
         return r;
     }
     if (!strncasecmp(url, "https://", 8))
-        return say(err, errlen, -EINVAL, "https is not supported: the agent serves plain HTTP on loopback");
+        return top_reason(err, errlen, -EINVAL, "https is not supported: the agent serves plain HTTP on loopback");
     if (strncasecmp(url, "http://", 7))
-        return say(err, errlen, -EINVAL, "expected http://HOST[:PORT][/PATH]");
+        return top_reason(err, errlen, -EINVAL, "expected http://HOST[:PORT][/PATH]");
     host = url + 7;
     if (*host == '[') {
         host++;
         host_end = strchr(host, ']');
         if (!host_end)
-            return say(err, errlen, -EINVAL, "unterminated [ in the host");
+            return top_reason(err, errlen, -EINVAL, "unterminated [ in the host");
         p = host_end + 1;
     } else {
         host_end = host + strcspn(host, ":/?#");
@@ -85,7 +70,7 @@ int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, 
     }
     host_len = (size_t)(host_end - host);
     if (!host_len || host_len >= sizeof(u.host))
-        return say(err, errlen, -EINVAL, "no host, or a host name too long");
+        return top_reason(err, errlen, -EINVAL, "no host, or a host name too long");
     if (*p == ':') {
         port = ++p;
         p += strcspn(p, "/?#");
@@ -93,14 +78,14 @@ int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, 
         errno = 0;
         n = port_len ? strtol(port, &end, 10) : 0;
         if (!port_len || end != p || n < 1 || n > 65535 || !isdigit((unsigned char)*port))
-            return say(err, errlen, -EINVAL, "the port must be a number from 1 to 65535");
+            return top_reason(err, errlen, -EINVAL, "the port must be a number from 1 to 65535");
     }
     if (*p && *p != '/')
-        return say(err, errlen, -EINVAL, "queries and fragments are not supported");
+        return top_reason(err, errlen, -EINVAL, "queries and fragments are not supported");
     path = p;
     path_len = strcspn(path, "?#");
     if (path[path_len])
-        return say(err, errlen, -EINVAL, "queries and fragments are not supported");
+        return top_reason(err, errlen, -EINVAL, "queries and fragments are not supported");
     while (path_len && path[path_len - 1] == '/')
         path_len--;
     memcpy(u.host, host, host_len);
@@ -108,7 +93,7 @@ int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, 
     if (!suffix || (path_len >= strlen(suffix) && !memcmp(path + path_len - strlen(suffix), suffix, strlen(suffix))))
         suffix = "";
     if (path_len + strlen(suffix) + 2 > sizeof(u.path))
-        return say(err, errlen, -EINVAL, "the path is too long");
+        return top_reason(err, errlen, -EINVAL, "the path is too long");
     snprintf(u.path, sizeof(u.path), "%.*s%s", (int)path_len, path, suffix);
     if (!u.path[0])
         strcpy(u.path, "/");
@@ -314,22 +299,22 @@ static int dechunk(char *body, size_t len, size_t *ret_len, char *err, size_t er
     for (;;) {
         eol = memchr(body + in, '\n', len - in);
         if (!eol)
-            return say(err, errlen, -EPROTO, "truncated chunked body");
+            return top_reason(err, errlen, -EPROTO, "truncated chunked body");
         digits = strspn(body + in, "0123456789abcdefABCDEF");
         if (!digits || body + in + digits > eol || parse_size(body + in, digits, 16, &size) < 0)
-            return say(err, errlen, -EPROTO, "bad chunk size");
+            return top_reason(err, errlen, -EPROTO, "bad chunk size");
         in = (size_t)(eol - body) + 1;
         if (!size)
             break; /* trailers, if any, are ignored */
         if (size > len - in)
-            return say(err, errlen, -EPROTO, "truncated chunk");
+            return top_reason(err, errlen, -EPROTO, "truncated chunk");
         memmove(body + out, body + in, size);
         out += size;
         in += size;
         if (in < len && body[in] == '\r')
             in++;
         if (in >= len || body[in] != '\n')
-            return say(err, errlen, -EPROTO, "chunk not followed by CRLF");
+            return top_reason(err, errlen, -EPROTO, "chunk not followed by CRLF");
         in++;
     }
     body[out] = '\0';
@@ -350,13 +335,14 @@ int top_http_parse_response(char *buf, size_t len, char **ret_body, size_t *ret_
     } else {
         head_end = memmem(buf, len < MAX_HEADER ? len : MAX_HEADER, "\n\n", 2);
         if (!head_end)
-            return say(err, errlen, -EPROTO, len ? "not an HTTP response (no end of headers)"
-                                                 : "the server closed the connection without answering");
+            return top_reason(err, errlen, -EPROTO,
+                              len ? "not an HTTP response (no end of headers)"
+                                  : "the server closed the connection without answering");
         body = head_end + 2;
     }
     if (len < 12 || strncmp(buf, "HTTP/1.", 7) || !isdigit((unsigned char)buf[9]) ||
         !isdigit((unsigned char)buf[10]) || !isdigit((unsigned char)buf[11]) || buf[8] != ' ')
-        return say(err, errlen, -EPROTO, "not an HTTP response");
+        return top_reason(err, errlen, -EPROTO, "not an HTTP response");
     status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
     if (status != 200) {
         eol = memchr(buf, '\n', (size_t)(body - buf));
@@ -369,19 +355,19 @@ int top_http_parse_response(char *buf, size_t len, char **ret_body, size_t *ret_
         while (i && reason[i - 1] == '?')
             i--;
         reason[i] = '\0';
-        return say(err, errlen, -EPROTO, "HTTP status %d%s%s", status, *reason ? " " : "", reason);
+        return top_reason(err, errlen, -EPROTO, "HTTP status %d%s%s", status, *reason ? " " : "", reason);
     }
     body_len = len - (size_t)(body - buf);
     if (find_header(buf, head_end, "Transfer-Encoding", &v, &vlen)) {
         if (vlen != 7 || strncasecmp(v, "chunked", 7))
-            return say(err, errlen, -EPROTO, "unsupported transfer encoding");
+            return top_reason(err, errlen, -EPROTO, "unsupported transfer encoding");
         if (dechunk(body, body_len, &body_len, err, errlen) < 0)
             return -EPROTO;
     } else if (find_header(buf, head_end, "Content-Length", &v, &vlen)) {
         if (parse_size(v, vlen, 10, &content_length) < 0)
-            return say(err, errlen, -EPROTO, "bad Content-Length");
+            return top_reason(err, errlen, -EPROTO, "bad Content-Length");
         if (content_length > body_len)
-            return say(err, errlen, -EPROTO, "truncated body: %zu of %zu bytes", body_len, content_length);
+            return top_reason(err, errlen, -EPROTO, "truncated body: %zu of %zu bytes", body_len, content_length);
         body_len = content_length;
         body[body_len] = '\0';
     }
@@ -410,8 +396,8 @@ int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *
     }
     gai = getaddrinfo(url->host, url->port, &hints, &ais);
     if (gai)
-        return say(err, errlen, -EHOSTUNREACH, "cannot resolve %s: %s", url->host,
-                   gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+        return top_reason(err, errlen, -EHOSTUNREACH, "cannot resolve %s: %s", url->host,
+                          gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
     r = -EHOSTUNREACH;
     for (ai = ais; ai && fd < 0; ai = ai->ai_next) {
         fd = connect_one(ai, &deadline);
@@ -419,8 +405,8 @@ int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *
             r = fd;
     }
     if (fd < 0) {
-        say(err, errlen, r, "cannot connect to %s%s%s:%s: %s", v6 ? "[" : "", url->host, v6 ? "]" : "", url->port,
-            strerror(-r));
+        top_reason(err, errlen, r, "cannot connect to %s%s%s:%s: %s", v6 ? "[" : "", url->host, v6 ? "]" : "",
+                   url->port, strerror(-r));
         goto out;
     }
     if (asprintf(&request,
@@ -428,22 +414,22 @@ int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *
                  "User-Agent: xenstats-top/" XENSTATS_VERSION "\r\nConnection: close\r\n\r\n",
                  url->path, v6 ? "[" : "", url->host, v6 ? "]" : "", url->port) < 0) {
         request = NULL;
-        r = say(err, errlen, -ENOMEM, "out of memory");
+        r = top_reason(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     r = send_all(fd, request, strlen(request), &deadline);
     if (r < 0) {
-        say(err, errlen, r, "sending the request: %s", strerror(-r));
+        top_reason(err, errlen, r, "sending the request: %s", strerror(-r));
         goto out;
     }
     r = recv_all(fd, MAX_HEADER + TOP_HTTP_MAX_BODY, &deadline, &buf, &len);
     if (r < 0) {
         if (r == -EFBIG)
-            say(err, errlen, -EPROTO, "the answer is larger than %u MiB", TOP_HTTP_MAX_BODY >> 20);
+            top_reason(err, errlen, -EPROTO, "the answer is larger than %u MiB", TOP_HTTP_MAX_BODY >> 20);
         else if (r == -ETIMEDOUT)
-            say(err, errlen, r, "no complete answer within %d ms", timeout_ms);
+            top_reason(err, errlen, r, "no complete answer within %d ms", timeout_ms);
         else
-            say(err, errlen, r, "reading the answer: %s", strerror(-r));
+            top_reason(err, errlen, r, "reading the answer: %s", strerror(-r));
         r = r == -EFBIG ? -EPROTO : r;
         goto out;
     }

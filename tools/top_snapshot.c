@@ -71,6 +71,18 @@ char *top_escape(const char *s, size_t len)
     return out;
 }
 
+int top_reason(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return r;
+}
+
 enum top_set_severity top_set_severity_of(const char *state)
 {
     size_t i;

@@ -5,7 +5,6 @@
  * views read it), or the host in-process with --direct when no agent runs.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,25 +22,12 @@ struct top_source {
     struct top_direct *host;
 };
 
-static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 struct top_source *top_source_open_url(const char *url, char *err, size_t errlen)
 {
     struct top_source *src = calloc(1, sizeof(*src));
 
     if (!src || !(src->name = strdup(url))) {
-        say(err, errlen, "out of memory");
+        top_reason(err, errlen, -ENOMEM, "out of memory");
         goto fail;
     }
     if (top_url_parse(url, "/api/v1/snapshot", &src->url, err, errlen) < 0)
@@ -57,7 +43,7 @@ struct top_source *top_source_open_direct(char *err, size_t errlen)
     struct top_source *src = calloc(1, sizeof(*src));
 
     if (!src || !(src->name = strdup("this host"))) {
-        say(err, errlen, "out of memory");
+        top_reason(err, errlen, -ENOMEM, "out of memory");
         goto fail;
     }
     src->direct = true;
@@ -98,19 +84,18 @@ int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot,
     if (src->direct)
         return top_direct_fetch(src->host, ret_snapshot, err, errlen);
     r = top_http_get(&src->url, FETCH_TIMEOUT_MS, &tool_stop, &body, &len, why, sizeof(why));
-    if (r < 0) {
-        if (r == -EPROTO)
-            say(err, errlen, "bad answer from %s: %s", src->name, why);
-        else
-            say(err, errlen, "cannot reach the agent at %s: %s (start it with `xenstats agent`, or read the host "
-                             "in-process with --direct)", src->name, why);
-        return r;
-    }
+    if (r == -EPROTO)
+        return top_reason(err, errlen, r, "bad answer from %s: %s", src->name, why);
+    if (r < 0)
+        return top_reason(err, errlen, r,
+                          "cannot reach the agent at %s: %s (start it with `xenstats agent`, or read the host "
+                          "in-process with --direct)",
+                          src->name, why);
     r = top_snapshot_parse(body, len, ret_snapshot, why, sizeof(why));
     free(body);
     if (r == -EBADMSG)
-        say(err, errlen, "bad snapshot from %s: %s", src->name, why);
-    else if (r < 0)
-        say(err, errlen, "%s", why);
+        return top_reason(err, errlen, r, "bad snapshot from %s: %s", src->name, why);
+    if (r < 0)
+        return top_reason(err, errlen, r, "%s", why);
     return r;
 }

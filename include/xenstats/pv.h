@@ -57,7 +57,7 @@ struct xenstats_provider_set;
 typedef int (*xenstats_provider_refresh_fn)(struct xenstats_provider_set *set, void *userdata);
 
 struct xenstats_provider_opts {
-    size_t size; /* sizeof(struct xenstats_provider_opts) */
+    size_t size; /* sizeof(struct xenstats_provider_opts): see xenstats.h */
     /* Domain that monitors (grantee and event channel peer).  Default:
      * the value of the guest's `stats` node, else 0. */
     int32_t monitor_domid; /* -1: default */
@@ -68,7 +68,7 @@ struct xenstats_provider_opts {
 /*
  * Create a provider named `name` (e.g. "Network #0") in the calling
  * process's domain.  Nothing is published until a set is.  NULL and errno:
- * EINVAL (bad name), ENOENT (no `stats` node: the toolstack does not
+ * EINVAL (bad name or opts), ENOENT (no `stats` node: the toolstack does not
  * monitor this domain), and the store's errors.  Free with
  * xenstats_provider_free(), which withdraws every set.
  */
@@ -156,7 +156,7 @@ enum xenstats_pv_set_state {
 const char *xenstats_pv_set_state_name(enum xenstats_pv_set_state state);
 
 struct xenstats_monitor_opts {
-    size_t size;                  /* sizeof(struct xenstats_monitor_opts) */
+    size_t size;                  /* sizeof(struct xenstats_monitor_opts): see xenstats.h */
     uint32_t sample_timeout_ms;   /* 0: default 500 */
     uint32_t min_interval_ms;     /* requests closer than this are skipped; 0: default 100 */
     uint32_t stale_limit;         /* timeouts in a row before TIMED_OUT; 0: default 3 */
@@ -179,11 +179,12 @@ struct xenstats_monitor_opts {
 };
 
 /*
- * A monitor in the calling (toolstack) domain.  NULL and errno.  It runs on
- * its own epoll set: poll xenstats_monitor_fd() and call
- * xenstats_monitor_dispatch() when readable (or call dispatch with a
- * timeout).  Free with xenstats_monitor_free(): every port is closed so
- * providers see the monitor leave.
+ * A monitor in the calling (toolstack) domain.  NULL and errno (EINVAL:
+ * opts that break the rule in xenstats.h).  It runs on its own epoll set:
+ * poll xenstats_monitor_fd() and call xenstats_monitor_dispatch() when
+ * readable (or call dispatch with a timeout).  Free with
+ * xenstats_monitor_free(): every port is closed so providers see the
+ * monitor leave.
  */
 struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const struct xenstats_monitor_opts *opts);
 void xenstats_monitor_free(struct xenstats_monitor *monitor);

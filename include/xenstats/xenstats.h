@@ -9,6 +9,13 @@
  *   - a constructor returns NULL and sets errno on failure;
  *   - output parameters are named ret_* and are left untouched on failure;
  *   - destructors accept NULL;
+ *   - option structs (struct xenstats_*_opts) begin with `size_t size`,
+ *     which the caller sets to the sizeof of the struct it was compiled
+ *     with, so the struct can grow.  A NULL pointer means every default.
+ *     A smaller size (an older caller) gives the defaults to the fields
+ *     beyond it.  A larger size (a newer caller) is accepted when every
+ *     byte beyond the struct this library knows is zero, and refused with
+ *     EINVAL otherwise, as is a size too small to hold `size` itself;
  *   - the library never prints and never exits; it reports through the log
  *     callback installed with xenstats_set_log().
  */

@@ -193,9 +193,11 @@ struct platform_backend {
     const struct platform_domain_ops *domain;
     const struct platform_host_ops *host;       /* NULL: no host figures */
     const struct platform_resource_ops *resource;
-    const struct platform_store_ops *store;   /* NULL until implemented */
-    const struct platform_grant_ops *grant;   /* NULL until implemented */
-    const struct platform_evtchn_ops *evtchn; /* NULL until implemented */
+    /* Both backends have all three; a test double may leave them NULL,
+     * and the PV provider and monitor then fail with ENOTSUP. */
+    const struct platform_store_ops *store;
+    const struct platform_grant_ops *grant;
+    const struct platform_evtchn_ops *evtchn;
 };
 
 struct platform {

@@ -222,8 +222,8 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
     m->epfd = m->tfd = -1;
     m->host = host;
     m->platform = pl;
-    if (opts)
-        memcpy(&m->opts, opts, opts->size < sizeof(m->opts) ? opts->size : sizeof(m->opts));
+    if (OPTS_READ(&m->opts, opts) < 0)
+        goto fail_errno;
     m->opts.size = sizeof(m->opts);
     if (!m->opts.sample_timeout_ms)
         m->opts.sample_timeout_ms = 500;

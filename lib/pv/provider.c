@@ -83,6 +83,7 @@ static int read_monitor_domid(struct xs_handle *xs, const char *stats, uint32_t 
 struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, const char *name,
                                                 const struct xenstats_provider_opts *opts)
 {
+    struct xenstats_provider_opts o = {.size = sizeof(o), .monitor_domid = -1};
     struct xenstats_provider *p;
     struct platform *pl = platform_of(host);
     char stats[PATH_LEN], *home = NULL;
@@ -95,6 +96,8 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         errno = EINVAL;
         return NULL;
     }
+    if (OPTS_READ(&o, opts) < 0)
+        return NULL;
     if (!platform_has_store_grant_evtchn(pl)) {
         errno = ENOTSUP;
         return NULL;
@@ -107,10 +110,7 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
     p->host = host;
     p->platform = pl;
     strcpy(p->name, name);
-    p->withdraw_timeout_ms = DEFAULT_WITHDRAW_MS;
-    if (opts && opts->size >= offsetof(struct xenstats_provider_opts, withdraw_timeout_ms) + sizeof(uint32_t) &&
-        opts->withdraw_timeout_ms)
-        p->withdraw_timeout_ms = opts->withdraw_timeout_ms;
+    p->withdraw_timeout_ms = o.withdraw_timeout_ms ? o.withdraw_timeout_ms : DEFAULT_WITHDRAW_MS;
 
     p->xs = platform_store_open(pl, 0);
     if (!p->xs) {
@@ -134,9 +134,8 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
     }
     if (r < 0)
         goto fail;
-    if (opts && opts->size >= offsetof(struct xenstats_provider_opts, monitor_domid) + sizeof(int32_t) &&
-        opts->monitor_domid >= 0)
-        p->monitor = (uint32_t)opts->monitor_domid;
+    if (o.monitor_domid >= 0)
+        p->monitor = (uint32_t)o.monitor_domid;
     p->cpu = -1;
     {
         /* Linux's evtchn device names its interrupts after the opener. */

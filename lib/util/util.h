@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <xenstats/xenstats.h>
 
@@ -64,5 +65,47 @@ int read_small_file(const char *path, size_t max, char **ret_text, size_t *ret_l
 
 /* Write a file atomically: temp file in the same directory, then rename. */
 int write_file_atomic(const char *path, const void *data, size_t len, unsigned int mode);
+
+/*
+ * The public option structs (struct xenstats_*_opts) are read by the one
+ * rule stated in include/xenstats/xenstats.h, "Option structs", so every
+ * constructor accepts an older or a newer caller's struct alike.
+ */
+/*
+ * Copy the caller's `opts` over `dst`, a struct of `known_size` bytes that
+ * holds the defaults: the bytes the caller's struct covers replace them,
+ * the rest stay.  The caller's size is read from its first member.
+ * NULL opts: dst is left as it is.  Returns 0, or -EINVAL with errno set
+ * when the size cannot even hold itself or a larger struct than ours has
+ * a non-zero byte beyond ours (an option this library would ignore).
+ * dst is untouched on failure.
+ */
+static inline int opts_read(void *dst, size_t known_size, const void *opts)
+{
+    const unsigned char *bytes = opts;
+    size_t size;
+
+    if (!opts)
+        return 0;
+    memcpy(&size, opts, sizeof(size));
+    if (size < sizeof(size))
+        goto invalid;
+    for (size_t i = known_size; i < size; i++)
+        if (bytes[i])
+            goto invalid;
+    memcpy(dst, opts, size < known_size ? size : known_size);
+    return 0;
+invalid:
+    errno = EINVAL;
+    return -EINVAL;
+}
+
+/*
+ * opts_read() for a typed struct: `dst` and `opts` must point to the same
+ * option struct, whose first member is its size.
+ */
+#define OPTS_READ(dst, opts)                                                                                           \
+    ((void)sizeof((dst) == (opts)), (void)sizeof(char[offsetof(__typeof__(*(dst)), size) == 0 ? 1 : -1]),            \
+     opts_read((dst), sizeof(*(dst)), (opts)))
 
 #endif /* XENSTATS_UTIL_H */
