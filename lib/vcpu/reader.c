@@ -111,22 +111,6 @@ int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu
  */
 #define BATCH 64
 
-/* Where the copies of a run of records go. */
-struct record_copy {
-    const unsigned char *src; /* the first record */
-    size_t src_stride;
-    uint32_t skip;      /* leading bytes of a record not copied */
-    uint32_t bytes;     /* bytes copied from each record, a multiple of 8 */
-    unsigned char *dst; /* the first record's copy */
-    size_t dst_stride;
-    uint32_t *seq;     /* the sequence number each copy is taken under */
-    uint32_t *retries; /* passes each copy took beyond the first; may be NULL */
-    size_t out_stride; /* bytes between two of seq[] (and of retries[]) */
-};
-
-#define AT(base, stride, i) ((base) + (size_t)(i) * (stride))
-#define OUT(c, field, i) (*(uint32_t *)AT((unsigned char *)(c)->field, (c)->out_stride, i))
-
 /*
  * Copy `bytes` bytes of records being written concurrently.  Between the
  * two reads of the sequence numbers the copy may be torn; the check throws
@@ -134,99 +118,162 @@ struct record_copy {
  * do), and the acquire fence after it is also a compiler barrier.  Under
  * TSan, relaxed atomic loads tell the sanitizer the race is intended.
  */
-static inline __attribute__((always_inline)) void copy_words(unsigned char *dst, const unsigned char *src,
-                                                            size_t bytes)
+static inline __attribute__((always_inline)) void copy_words(void *dst, const unsigned char *src, size_t bytes)
 {
 #ifdef XENSTATS_TSAN
     for (size_t i = 0; i < bytes; i += 8) {
         uint64_t word = __atomic_load_n((const uint64_t *)(src + i), __ATOMIC_RELAXED);
 
-        memcpy(dst + i, &word, 8);
+        memcpy((unsigned char *)dst + i, &word, 8);
     }
 #else
     memcpy(dst, src, bytes);
 #endif
 }
 
-static inline uint32_t load_seq(const struct record_copy *c, size_t i, int order)
+/*
+ * What becomes of the records read: the protocol below is written once,
+ * and each reader (samples, dumps) gives what a copy is as small functions
+ * that are inlined into it, like a template.
+ */
+struct record_sink {
+    /* Copy record i, read under seq (not yet known to be good). */
+    void (*take)(void *sink, unsigned int i, const unsigned char *record, uint32_t seq);
+    /* The seq record i was last taken under. */
+    uint32_t (*seq_of)(const void *sink, unsigned int i);
+    /* Record i's good copy took `retries` passes beyond the first; may be NULL. */
+    void (*retried)(void *sink, unsigned int i, uint32_t retries);
+};
+
+static inline uint32_t load_seq(const unsigned char *record, int order)
 {
-    return __atomic_load_n((const uint32_t *)AT(c->src, c->src_stride, i), order);
+    return __atomic_load_n((const uint32_t *)record, order);
 }
 
 /*
- * One pass over records first..first+n-1 (n <= BATCH): each record's
- * sequence number (acquire) and then its copy, all of them, a read fence,
- * then every sequence number again.  A copy is good when its number was
- * even and did not change.  No branch and no fence per record: the copies
- * stream like one memcpy.  Returns the mask of records whose copy is torn.
+ * One pass over records first..first+n-1 of a batch (n <= BATCH), `stride`
+ * apart from `records`: each record's sequence number (acquire) and then
+ * its copy, all of them, a read fence, then every number again.  A copy is
+ * good when its number was even and did not change.  No branch and no
+ * fence per record: the copies stream like one memcpy.  Returns the mask
+ * of the records whose copy is torn.
  */
-static inline __attribute__((always_inline)) uint64_t copy_pass(const struct record_copy *c, size_t first,
-                                                               unsigned int n)
+static inline __attribute__((always_inline)) uint64_t copy_pass(const unsigned char *records, size_t stride,
+                                                               unsigned int first, unsigned int n,
+                                                               const struct record_sink *ops, void *sink)
 {
     uint32_t odd = 0, sum = 0;
     uint64_t torn = 0;
     unsigned int i;
 
-    for (i = 0; i < n; i++) {
-        uint32_t seq = load_seq(c, first + i, __ATOMIC_ACQUIRE);
+    for (i = first; i < first + n; i++) {
+        const unsigned char *record = records + (size_t)i * stride;
+        uint32_t seq = load_seq(record, __ATOMIC_ACQUIRE);
 
-        OUT(c, seq, first + i) = seq;
         odd |= seq;
         sum += seq;
-        copy_words(AT(c->dst, c->dst_stride, first + i), AT(c->src, c->src_stride, first + i) + c->skip, c->bytes);
-        if (c->retries)
-            OUT(c, retries, first + i) = 0;
+        ops->take(sink, i, record, seq);
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     /*
-     * A sequence number only moves forward, so when no number was odd
-     * and their sum (mod 2^32) is the same, none moved, unless the
-     * writers made a multiple of 2^32 updates during the pass: the
-     * limit of every seqlock with a 32-bit count.  Which records are
-     * torn is looked for only when one is; a third read of a number is
-     * as good as the second: it is also after the copy.
+     * A sequence number only moves forward, so when no number was odd and
+     * their sum (mod 2^32) is unchanged, none moved, unless the writers made
+     * a multiple of 2^32 updates during the pass: the limit of any seqlock
+     * with a 32-bit count.  Only then is it worth finding which records are
+     * torn; a third read of a number is as good as the second: it is also
+     * after the copy.
      */
-    for (i = 0; i < n; i++)
-        sum -= load_seq(c, first + i, __ATOMIC_RELAXED);
+    for (i = first; i < first + n; i++)
+        sum -= load_seq(records + (size_t)i * stride, __ATOMIC_RELAXED);
     if (!SEQ_CHECK || !((odd & 1) | sum))
         return 0;
-    for (i = 0; i < n; i++) {
-        uint32_t before = OUT(c, seq, first + i);
+    for (i = first; i < first + n; i++) {
+        uint32_t before = ops->seq_of(sink, i);
 
-        if ((before & 1) || before != load_seq(c, first + i, __ATOMIC_RELAXED))
-            torn |= 1ULL << i;
+        if ((before & 1) || before != load_seq(records + (size_t)i * stride, __ATOMIC_RELAXED))
+            torn |= 1ULL << (i - first);
     }
     return torn;
 }
 
 /*
- * The sequence protocol over n <= BATCH records: one pass over all, then
- * each torn record alone until its copy is good, at most max_retries
- * times.  Returns 0 or -EBUSY: a writer that never finishes yields an
- * error, not a hang.
+ * The sequence protocol over a batch of n <= BATCH records: one pass over
+ * all, then each torn record alone until its copy is good, at most
+ * max_retries times.  Returns the number of records retried, or -EBUSY: a
+ * writer that never finishes yields an error, not a hang.
  */
-static inline __attribute__((always_inline)) int read_batch(const struct record_copy *c, unsigned int n,
-                                                           uint32_t max_retries)
+static inline __attribute__((always_inline)) int read_batch(const unsigned char *records, size_t stride,
+                                                           unsigned int n, uint32_t max_retries,
+                                                           const struct record_sink *ops, void *sink)
 {
-    uint64_t torn = copy_pass(c, 0, n);
-    unsigned int i;
+    uint64_t torn = copy_pass(records, stride, 0, n, ops, sink);
+    int retried = 0;
 
-    for (; torn; torn &= torn - 1) {
+    for (; torn; torn &= torn - 1, retried++) {
+        unsigned int i = (unsigned int)__builtin_ctzll(torn);
         uint32_t attempt = 0;
 
-        i = (unsigned int)__builtin_ctzll(torn);
         do {
             if (attempt++ == max_retries)
                 return -EBUSY;
             /* odd: the writer is inside an update; let it finish */
-            if (OUT(c, seq, i) & 1)
+            if (ops->seq_of(sink, i) & 1)
                 cpu_relax();
-        } while (copy_pass(c, i, 1));
-        if (c->retries)
-            OUT(c, retries, i) = attempt;
+        } while (copy_pass(records, stride, i, 1, ops, sink));
+        if (ops->retried)
+            ops->retried(sink, i, attempt);
     }
-    return 0;
+    return retried;
 }
+
+/* ---- samples ------------------------------------------------------------- */
+
+struct sample_sink {
+    struct xenstats_vcpu_sample *samples; /* the batch's */
+    unsigned int nr;                      /* counters taken from each record */
+    int64_t latest;                       /* latest UPDATE_TIME taken */
+};
+
+/*
+ * A time with the top bit set is inactive: as a signed value it is below
+ * every real one, so the signed maximum skips it.
+ */
+static inline void note_latest(struct sample_sink *k, const struct xenstats_vcpu_sample *s)
+{
+    if (k->nr > XEN_VCPU_STATS_UPDATE_TIME && (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME] > k->latest)
+        k->latest = (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME];
+}
+
+static inline __attribute__((always_inline)) void take_sample(void *sink, unsigned int i,
+                                                              const unsigned char *record, uint32_t seq)
+{
+    struct sample_sink *k = sink;
+    struct xenstats_vcpu_sample *s = &k->samples[i];
+
+    copy_words(s->raw, record + 8, (size_t)k->nr * 8);
+    for (unsigned int c = k->nr; c < XENSTATS_VCPU_NR_COUNTERS; c++)
+        s->raw[c] = XEN_VCPU_STATS_INACTIVE;
+    /* seq and retries side by side: one store */
+    memcpy(&s->seq, &(struct { uint32_t seq, retries; }){seq, 0}, 8);
+    s->nr_present = k->nr;
+    note_latest(k, s);
+}
+
+static inline uint32_t sample_seq(const void *sink, unsigned int i)
+{
+    return ((const struct sample_sink *)sink)->samples[i].seq;
+}
+
+static inline void sample_retried(void *sink, unsigned int i, uint32_t retries)
+{
+    ((struct sample_sink *)sink)->samples[i].retries = retries;
+}
+
+static const struct record_sink sample_ops = {
+    .take = take_sample,
+    .seq_of = sample_seq,
+    .retried = sample_retried,
+};
 
 /*
  * Samples of `count` records from `record` on, `stride` apart, as a reader
@@ -238,36 +285,26 @@ static inline __attribute__((always_inline)) int read_samples(const unsigned cha
                                                              struct xenstats_vcpu_sample *ret_samples,
                                                              uint64_t *max_update)
 {
-    /* A time with the top bit set is inactive: as a signed value it is
-     * below every real one. */
     int64_t latest = (int64_t)*max_update;
-    uint32_t done, i;
-    unsigned int n, k;
+    uint32_t done;
+    unsigned int n;
+    int r;
 
     for (done = 0; done < count; done += n) {
-        struct xenstats_vcpu_sample *s = ret_samples + done;
-        struct record_copy c = {
-            .src = AT(record, stride, done),
-            .src_stride = stride,
-            .skip = 8,
-            .bytes = nr * 8,
-            .dst = (unsigned char *)s->raw,
-            .dst_stride = sizeof(*s),
-            .seq = &s->seq,
-            .retries = &s->retries,
-            .out_stride = sizeof(*s),
-        };
+        struct sample_sink sink = {.samples = ret_samples + done, .nr = nr, .latest = latest};
 
         n = count - done < BATCH ? count - done : BATCH;
-        if (read_batch(&c, n, max_retries) < 0)
-            return -EBUSY;
-        for (i = 0; i < n; i++) {
-            for (k = nr; k < XENSTATS_VCPU_NR_COUNTERS; k++)
-                s[i].raw[k] = XEN_VCPU_STATS_INACTIVE;
-            s[i].nr_present = nr;
-            if (nr > XEN_VCPU_STATS_UPDATE_TIME && (int64_t)s[i].raw[XEN_VCPU_STATS_UPDATE_TIME] > latest)
-                latest = (int64_t)s[i].raw[XEN_VCPU_STATS_UPDATE_TIME];
+        r = read_batch(record + (size_t)done * stride, stride, n, max_retries, &sample_ops, &sink);
+        if (r < 0)
+            return r;
+        /* A torn copy's time may be one the producer never wrote: count
+         * only the good copies. */
+        if (r > 0) {
+            sink.latest = latest;
+            for (unsigned int i = 0; i < n; i++)
+                note_latest(&sink, &sink.samples[i]);
         }
+        latest = sink.latest;
     }
     *max_update = (uint64_t)latest;
     return 0;
@@ -288,6 +325,32 @@ int vcpu_record_read(const unsigned char *record, uint32_t size, unsigned int nr
     return 0;
 }
 
+/* ---- dumps --------------------------------------------------------------- */
+
+struct dump_sink {
+    unsigned char *out; /* the batch's first record */
+    size_t stride;
+    uint32_t seq[BATCH];
+};
+
+static inline void take_record(void *sink, unsigned int i, const unsigned char *record, uint32_t seq)
+{
+    struct dump_sink *k = sink;
+
+    copy_words(k->out + (size_t)i * k->stride, record, k->stride);
+    k->seq[i] = seq;
+}
+
+static inline uint32_t record_seq(const void *sink, unsigned int i)
+{
+    return ((const struct dump_sink *)sink)->seq[i];
+}
+
+static const struct record_sink dump_ops = {
+    .take = take_record,
+    .seq_of = record_seq,
+};
+
 /* ---- the region source --------------------------------------------------- */
 
 static int region_snapshot(struct xenstats_vcpu_map *map, uint32_t first, uint32_t count,
@@ -297,7 +360,11 @@ static int region_snapshot(struct xenstats_vcpu_map *map, uint32_t first, uint32
     const unsigned char *record = m->mem + map->layout.offset + (uint64_t)first * map->layout.stride;
     unsigned int have = (map->layout.size - 8) / 8;
 
-    /* The producer has every counter we know: constant-size copies. */
+    /* The producer has every counter we know: constant-size copies, and
+     * for one record (xenstats_vcpu_map_snapshot()) no loop at all. */
+    if (have >= XENSTATS_VCPU_NR_COUNTERS && count == 1)
+        return read_samples(record, map->layout.stride, 1, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
+                            ret_samples, &m->max_update);
     if (have >= XENSTATS_VCPU_NR_COUNTERS)
         return read_samples(record, map->layout.stride, count, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
                             ret_samples, &m->max_update);
@@ -309,24 +376,18 @@ static int region_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
 {
     struct region_map *m = region_of(map);
     const struct xenstats_vcpu_layout *l = &map->layout;
-    uint32_t seq[BATCH], done;
+    const unsigned char *records = m->mem + l->offset;
+    uint32_t done;
     unsigned int n;
 
     (void)len;
     copy_words(buf, m->mem, l->offset);
     for (done = 0; done < l->nr_vcpus; done += n) {
-        struct record_copy c = {
-            .src = AT(m->mem + l->offset, l->stride, done),
-            .src_stride = l->stride,
-            .bytes = l->stride,
-            .dst = AT((unsigned char *)buf + l->offset, l->stride, done),
-            .dst_stride = l->stride,
-            .seq = seq,
-            .out_stride = sizeof(seq[0]),
-        };
+        struct dump_sink sink = {.out = (unsigned char *)buf + l->offset + (size_t)done * l->stride,
+                                 .stride = l->stride};
 
         n = l->nr_vcpus - done < BATCH ? l->nr_vcpus - done : BATCH;
-        if (read_batch(&c, n, map->max_retries) < 0)
+        if (read_batch(records + (size_t)done * l->stride, l->stride, n, map->max_retries, &dump_ops, &sink) < 0)
             return -EBUSY;
     }
     return 0;
