@@ -105,11 +105,12 @@ int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu
 #endif
 
 /*
- * Records taken in one pass of the protocol: their torn flags fit a 64-bit
- * mask, and their lines (4 KiB at the usual stride) are still in L1 when
- * the sequence numbers are read again.
+ * Records taken in one pass of the protocol.  A record's copy is good only
+ * if no update of it overlapped the whole pass, not just its own copy, so
+ * a long pass retries more under a busy writer; 16 records (1 KiB at the
+ * usual stride) keep that cost small and the loops' overhead spread.
  */
-#define BATCH 64
+#define BATCH 16
 
 /*
  * Copy `bytes` bytes of records being written concurrently.  Between the
