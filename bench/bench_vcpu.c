@@ -22,6 +22,7 @@
  * in which the writer barely ran).  Usage: bench_vcpu [--quick]
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,7 @@ static void bench_snapshot(uint32_t nr, int contended)
     /* about ROUND_NS for a snapshot at 20 ns a record */
     uint64_t iters = ROUND_NS / (20 * nr) + 1;
     int rounds = quick ? MAX_ROUNDS / 4 : MAX_ROUNDS, kept = 0, tries = 0;
+    uint64_t deadline = monotonic_ns() + (quick ? 1 : 5) * 1000000000ULL;
     static double snap[MAX_ROUNDS], mcpy[MAX_ROUNDS];
     double s, m;
     struct writer_arg w = {.region = region, .nr_vcpus = nr};
@@ -157,12 +159,15 @@ static void bench_snapshot(uint32_t nr, int contended)
         atomic_store(&writer_progress, 0);
         pthread_create(&t, NULL, writer, &w);
     }
-    /* with a writer, rounds it missed are tried again, up to 4 times as many */
-    for (; kept < rounds && tries < 4 * rounds; tries++) {
+    /* With a writer, rounds it missed are tried again for a few seconds: on
+     * a loaded machine it may wait long for a core. */
+    for (; kept < rounds && (!contended || monotonic_ns() < deadline); tries++) {
         uint64_t progress, start, middle, end;
 
-        if (contended && !writer_running())
+        if (contended && !writer_running()) {
+            sched_yield();
             continue;
+        }
         progress = atomic_load_explicit(&writer_progress, memory_order_relaxed);
         start = monotonic_ns();
 
