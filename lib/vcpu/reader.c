@@ -354,22 +354,32 @@ static const struct record_sink dump_ops = {
 
 /* ---- the region source --------------------------------------------------- */
 
+/* Any number of records, as many counters as the producer has. */
+static __attribute__((noinline)) int snapshot_records(struct region_map *m, const unsigned char *record,
+                                                      uint32_t count, struct xenstats_vcpu_sample *ret_samples)
+{
+    const struct xenstats_vcpu_layout *l = &m->map.layout;
+    unsigned int have = (l->size - 8) / 8;
+
+    /* The producer has every counter we know: constant-size copies. */
+    if (have >= XENSTATS_VCPU_NR_COUNTERS)
+        return read_samples(record, l->stride, count, XENSTATS_VCPU_NR_COUNTERS, m->map.max_retries, ret_samples,
+                            &m->max_update);
+    return read_samples(record, l->stride, count, have, m->map.max_retries, ret_samples, &m->max_update);
+}
+
 static int region_snapshot(struct xenstats_vcpu_map *map, uint32_t first, uint32_t count,
                            struct xenstats_vcpu_sample *ret_samples)
 {
     struct region_map *m = region_of(map);
     const unsigned char *record = m->mem + map->layout.offset + (uint64_t)first * map->layout.stride;
-    unsigned int have = (map->layout.size - 8) / 8;
 
-    /* The producer has every counter we know: constant-size copies, and
-     * for one record (xenstats_vcpu_map_snapshot()) no loop at all. */
-    if (have >= XENSTATS_VCPU_NR_COUNTERS && count == 1)
+    /* One whole record (xenstats_vcpu_map_snapshot()): no loop at all, and
+     * none of the frame the general case needs. */
+    if (count == 1 && map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE)
         return read_samples(record, map->layout.stride, 1, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
                             ret_samples, &m->max_update);
-    if (have >= XENSTATS_VCPU_NR_COUNTERS)
-        return read_samples(record, map->layout.stride, count, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                            ret_samples, &m->max_update);
-    return read_samples(record, map->layout.stride, count, have, map->max_retries, ret_samples, &m->max_update);
+    return snapshot_records(m, record, count, ret_samples);
 }
 
 /* The header as it is, then every record whole under its sequence number. */
