@@ -229,6 +229,9 @@ static inline __attribute__((always_inline)) int read_batch(const unsigned char 
 
 /* ---- samples ------------------------------------------------------------- */
 
+_Static_assert(offsetof(struct xenstats_vcpu_sample, retries) == offsetof(struct xenstats_vcpu_sample, seq) + 4,
+               "take_sample() stores seq and retries at once");
+
 struct sample_sink {
     struct xenstats_vcpu_sample *samples; /* the batch's */
     unsigned int nr;                      /* counters taken from each record */
@@ -255,7 +258,8 @@ static inline __attribute__((always_inline)) void take_sample(void *sink, unsign
     for (unsigned int c = k->nr; c < XENSTATS_VCPU_NR_COUNTERS; c++)
         s->raw[c] = XEN_VCPU_STATS_INACTIVE;
     /* seq and retries side by side: one store */
-    memcpy(&s->seq, &(struct { uint32_t seq, retries; }){seq, 0}, 8);
+    memcpy((unsigned char *)s + offsetof(struct xenstats_vcpu_sample, seq),
+           &(struct { uint32_t seq, retries; }){seq, 0}, 8);
     s->nr_present = k->nr;
     note_latest(k, s);
 }
