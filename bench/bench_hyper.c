@@ -42,12 +42,12 @@ static struct platform *join(uint32_t domid)
     return &host->platform;
 }
 
-static int wait_event(const struct platform_evtchn_ops *ev, struct platform_evtchn *h)
+static int wait_event(struct platform *p, struct platform_evtchn *h)
 {
-    struct pollfd pfd = {.fd = ev->fd(h), .events = POLLIN};
+    struct pollfd pfd = {.fd = platform_evtchn_fd(p, h), .events = POLLIN};
     int port;
 
-    while ((port = ev->pending(h)) == -EAGAIN)
+    while ((port = platform_evtchn_pending(p, h)) == -EAGAIN)
         if (poll(&pfd, 1, 5000) != 1)
             return -ETIMEDOUT;
     return port;
@@ -65,31 +65,29 @@ static int compare_u64(const void *a, const void *b)
 static void echo(uint32_t guest, int ctl)
 {
     struct platform *p = join(guest);
-    const struct platform_evtchn_ops *ev = p->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p);
+    struct platform_evtchn *h = platform_evtchn_open(p);
     uint32_t remote;
     int port;
 
     if (!h || recv(ctl, &remote, sizeof(remote), 0) != sizeof(remote))
         exit(1);
-    port = ev->bind_interdomain(h, 0, remote);
-    if (port < 0 || wait_event(ev, h) != port || ev->unmask(h, (uint32_t)port) < 0)
+    port = platform_evtchn_bind_interdomain(p, h, 0, remote);
+    if (port < 0 || wait_event(p, h) != port || platform_evtchn_unmask(p, h, (uint32_t)port) < 0)
         exit(1);
     if (send(ctl, &port, sizeof(port), 0) != sizeof(port))
         exit(1);
     for (;;) {
-        if (wait_event(ev, h) != port)
+        if (wait_event(p, h) != port)
             exit(0); /* dom0 went away */
-        ev->unmask(h, (uint32_t)port);
-        ev->notify(h, (uint32_t)port);
+        platform_evtchn_unmask(p, h, (uint32_t)port);
+        platform_evtchn_notify(p, h, (uint32_t)port);
     }
 }
 
 static void bench_evtchn(uint32_t guest, unsigned int n)
 {
     struct platform *p = join(0);
-    const struct platform_evtchn_ops *ev = p->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p);
+    struct platform_evtchn *h = platform_evtchn_open(p);
     uint64_t *lat = calloc(n, sizeof(uint64_t));
     int sv[2], port, peer;
     pid_t pid;
@@ -98,7 +96,7 @@ static void bench_evtchn(uint32_t guest, unsigned int n)
         perror("bench_hyper: setup");
         exit(1);
     }
-    port = ev->bind_unbound_port(h, guest);
+    port = platform_evtchn_bind_unbound_port(p, h, guest);
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
@@ -115,14 +113,14 @@ static void bench_evtchn(uint32_t guest, unsigned int n)
     for (unsigned int i = 0; i < n; i++) {
         uint64_t t0 = monotonic_ns();
 
-        if (ev->notify(h, (uint32_t)port) < 0 || wait_event(ev, h) != port) {
+        if (platform_evtchn_notify(p, h, (uint32_t)port) < 0 || wait_event(p, h) != port) {
             fprintf(stderr, "bench_hyper: round trip %u lost\n", i);
             exit(1);
         }
-        ev->unmask(h, (uint32_t)port);
+        platform_evtchn_unmask(p, h, (uint32_t)port);
         lat[i] = monotonic_ns() - t0;
     }
-    ev->close(h);
+    platform_evtchn_close(p, h);
     close(sv[0]);
     waitpid(pid, NULL, 0);
     qsort(lat, n, sizeof(*lat), compare_u64);
@@ -152,7 +150,7 @@ static void bench_grant(uint32_t guest, unsigned int pages, unsigned int rounds)
 
         close(sv[0]);
         pg = join(guest);
-        shared = pg->backend->grant->share_pages(pg, 0, pages, refs, 0);
+        shared = platform_grant_share_pages(pg, 0, pages, refs, 0);
         if (!shared || send(sv[1], refs, pages * sizeof(uint32_t), 0) < 0)
             exit(1);
         (void)!recv(sv[1], &c, 1, 0); /* until dom0 is done */
@@ -166,9 +164,9 @@ static void bench_grant(uint32_t guest, unsigned int pages, unsigned int rounds)
     p0 = join(0);
     t0 = monotonic_ns();
     for (unsigned int i = 0; i < rounds; i++) {
-        void *m = p0->backend->grant->map(p0, guest, pages, refs, PROT_READ);
+        void *m = platform_grant_map(p0, guest, pages, refs, PROT_READ);
 
-        if (!m || p0->backend->grant->unmap(p0, m, pages) < 0) {
+        if (!m || platform_grant_unmap(p0, m, pages) < 0) {
             fprintf(stderr, "bench_hyper: map failed: %s\n", strerror(errno));
             exit(1);
         }
@@ -186,7 +184,7 @@ int main(int argc, char **argv)
     uint64_t n = 20000, guest = 1;
 
     if ((argc > 1 && (parse_u64(argv[1], 10000000, &n) < 0 || n < 100)) ||
-        (argc > 2 && parse_u64(argv[2], 0x7fef, &guest) < 0) || argc > 3) {
+        (argc > 2 && parse_u64(argv[2], XENSTATS_DOMID_MAX, &guest) < 0) || argc > 3) {
         fprintf(stderr, "usage: %s [ROUNDTRIPS >= 100] [GUEST_DOMID]\n", argv[0]);
         return 2;
     }

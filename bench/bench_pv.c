@@ -168,31 +168,31 @@ static int child_adhoc(void)
     if (!host)
         return 1;
     pl = &host->platform;
-    xs = pl->backend->store->open(pl, 0);
-    ev = pl->backend->evtchn->open(pl);
+    xs = platform_store_open(pl, 0);
+    ev = platform_evtchn_open(pl);
     if (!xs || !ev)
         return 1;
     home = xs_get_domain_path(xs, pl->self_domid);
-    port = pl->backend->evtchn->bind_unbound_port(ev, 0);
+    port = platform_evtchn_bind_unbound_port(pl, ev, 0);
     snprintf(path, sizeof(path), "%s/data/adhoc-port", home);
     snprintf(value, sizeof(value), "%d", port);
     if (port < 0 || !xs_write(xs, XBT_NULL, path, value, (unsigned int)strlen(value)))
         return 1;
     while (!stop) {
-        struct pollfd pfd = {.fd = pl->backend->evtchn->fd(ev), .events = POLLIN};
+        struct pollfd pfd = {.fd = platform_evtchn_fd(pl, ev), .events = POLLIN};
         int p;
 
         if (poll(&pfd, 1, 100) <= 0)
             continue;
-        while ((p = pl->backend->evtchn->pending(ev)) >= 0) {
+        while ((p = platform_evtchn_pending(pl, ev)) >= 0) {
             counter++;
             for (int i = 0; i < 64; i++) {
                 snprintf(path, sizeof(path), "%s/data/stats/s%02d", home, i);
                 snprintf(value, sizeof(value), "%016llu", (unsigned long long)(counter * 1000 + (uint64_t)i));
                 xs_write(xs, XBT_NULL, path, value, 16);
             }
-            pl->backend->evtchn->notify(ev, (uint32_t)p);
-            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+            platform_evtchn_notify(pl, ev, (uint32_t)p);
+            platform_evtchn_unmask(pl, ev, (uint32_t)p);
         }
     }
     return 0;
@@ -240,8 +240,8 @@ static void bench_pv_vs_adhoc(struct xenstats_host *host, int rounds)
     struct xenstats_monitor_opts mo = {.size = sizeof(mo), .min_interval_ms = 1, .create_stats_node = true};
     struct xenstats_monitor *m = xenstats_monitor_new(host, &mo);
     struct platform *pl = &host->platform;
-    struct platform_evtchn *ev = pl->backend->evtchn->open(pl);
-    struct xs_handle *xs = pl->backend->store->open(pl, 0);
+    struct platform_evtchn *ev = platform_evtchn_open(pl);
+    struct xs_handle *xs = platform_store_open(pl, 0);
     uint64_t *pv = calloc((size_t)rounds, sizeof(uint64_t)), *ad = calloc((size_t)rounds, sizeof(uint64_t));
     uint64_t xs_before, xs_after;
     double p50, p99, a50, a99;
@@ -273,7 +273,7 @@ static void bench_pv_vs_adhoc(struct xenstats_host *host, int rounds)
     for (int tries = 0; tries < 500; tries++) {
         v = xs_read(xs, XBT_NULL, "/local/domain/2/data/adhoc-port", &len);
         if (v) {
-            port = pl->backend->evtchn->bind_interdomain(ev, 2, (uint32_t)atoi(v));
+            port = platform_evtchn_bind_interdomain(pl, ev, 2, (uint32_t)atoi(v));
             free(v);
             break;
         }
@@ -282,20 +282,20 @@ static void bench_pv_vs_adhoc(struct xenstats_host *host, int rounds)
     if (port < 0)
         die("ad-hoc provider");
     /* Warm up and drop any event the binding itself raised. */
-    pl->backend->evtchn->notify(ev, (uint32_t)port);
+    platform_evtchn_notify(pl, ev, (uint32_t)port);
     sleep_ms(200);
-    for (int p; (p = pl->backend->evtchn->pending(ev)) >= 0;)
-        pl->backend->evtchn->unmask(ev, (uint32_t)p);
+    for (int p; (p = platform_evtchn_pending(pl, ev)) >= 0;)
+        platform_evtchn_unmask(pl, ev, (uint32_t)p);
     for (int r = 0; r < rounds; r++) {
         uint64_t t = monotonic_ns();
-        struct pollfd pfd = {.fd = pl->backend->evtchn->fd(ev), .events = POLLIN};
+        struct pollfd pfd = {.fd = platform_evtchn_fd(pl, ev), .events = POLLIN};
         int p;
 
-        pl->backend->evtchn->notify(ev, (uint32_t)port);
+        platform_evtchn_notify(pl, ev, (uint32_t)port);
         if (poll(&pfd, 1, 5000) <= 0)
             die("ad-hoc answer");
-        while ((p = pl->backend->evtchn->pending(ev)) >= 0)
-            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+        while ((p = platform_evtchn_pending(pl, ev)) >= 0)
+            platform_evtchn_unmask(pl, ev, (uint32_t)p);
         for (int i = 0; i < 64; i++) {
             snprintf(path, sizeof(path), "/local/domain/2/data/stats/s%02d", i);
             v = xs_read(xs, XBT_NULL, path, &len);
@@ -317,7 +317,7 @@ static void bench_pv_vs_adhoc(struct xenstats_host *host, int rounds)
         printf("traffic  (emulator does not report xenstore requests)\n");
     reap_all();
     xenstats_monitor_free(m);
-    pl->backend->evtchn->close(ev);
+    platform_evtchn_close(pl, ev);
     xs_close(xs);
     free(pv);
     free(ad);

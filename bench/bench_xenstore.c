@@ -17,6 +17,7 @@
 #include <string.h>
 #include <xenstore.h>
 
+#include "emu/proto/run_dir.h"
 #include "util/util.h"
 
 static double run(struct xs_handle *h, const char *path, bool write, double seconds, unsigned long *ret_n)

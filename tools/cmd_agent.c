@@ -6,12 +6,14 @@
  * on an interval from one event loop, and serves the latest sample over
  * HTTP (libmicrohttpd, its own thread) as Prometheus/OpenMetrics text and
  * JSON.  Samples are immutable snapshots handed to HTTP threads by
- * reference, so scrapes never wait for sampling and vice versa; each
- * rendering, and its gzip, is made once per snapshot.  --web-config adds
+ * reference, so scrapes never wait for sampling and vice versa; a gzip
+ * rendering is made once per snapshot, a plain one is rendered as it is
+ * sent (the text of a thousand domains is some 17 MB, never held).  --web-config adds
  * TLS and basic auth (web_config.h, http_auth.h).  A host that goes away
  * is looked for again (lose_host()), /healthz saying 503 meanwhile.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -55,7 +57,8 @@ struct agent {
     bool collecting; /* a round is in progress */
     unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
     uint64_t scrapes; /* atomic: HTTP threads */
-    uint64_t last_request_ns[3][2]; /* atomic: HTTP threads; by enum render_format, plain or gzip */
+    uint64_t last_gzip_ns[3];       /* atomic: HTTP threads; the last gzip request, by enum render_format */
+    unsigned int streams;           /* atomic: plain renderings being sent */
 
     pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
     struct snapshot *current;
@@ -86,13 +89,13 @@ static void usage(FILE *f)
 /* ---- the round ---------------------------------------------------------------- */
 
 /*
- * Render now, in the sampler's thread, the formats (and their gzip) a
- * client asked for in the last two intervals: the next scrape of them is
- * then only a transfer (the text of /metrics of a thousand domains takes
- * tens of ms to make, its gzip more).  A format nobody asks for costs
- * nothing; a scrape that comes during the render waits for it (the
- * snapshot's memo) rather than rendering again.  The old snapshot is
- * released first, so its text and this one's are not both held.
+ * Compress now, in the sampler's thread, the formats a client asked for
+ * with gzip in the last two intervals: the next scrape of them is then
+ * only a transfer (the /metrics of a thousand domains takes tens of ms to
+ * render and compress).  A format nobody asks for costs nothing; a scrape
+ * that comes during the work waits for it (the snapshot's memo) rather
+ * than doing it again.  The old snapshot is released first, so its
+ * encodings and this one's are not both held.
  */
 static void prerender(struct agent *a, struct snapshot *s)
 {
@@ -100,17 +103,12 @@ static void prerender(struct agent *a, struct snapshot *s)
     size_t len;
 
     for (int f = 0; f < 3; f++) {
-        for (int gzip = 0; gzip < 2; gzip++) {
-            uint64_t last = __atomic_load_n(&a->last_request_ns[f][gzip], __ATOMIC_RELAXED);
-            const char *data;
+        uint64_t last = __atomic_load_n(&a->last_gzip_ns[f], __ATOMIC_RELAXED);
 
-            if (!last || now - last > 2 * a->interval_ns)
-                continue;
-            data = gzip ? snapshot_render_encoded(s, (enum render_format)f, http_gzip_encode, &len)
-                        : snapshot_render(s, (enum render_format)f, &len);
-            if (!data)
-                log_debug("cannot render a snapshot ahead: %s", strerror(errno));
-        }
+        if (!last || now - last > 2 * a->interval_ns)
+            continue;
+        if (!snapshot_render_encoded(s, (enum render_format)f, http_gzip_snapshot, &len))
+            log_debug("cannot render a snapshot ahead: %s", strerror(errno));
     }
 }
 
@@ -229,6 +227,101 @@ static enum MHD_Result respond_health(struct agent *a, struct MHD_Connection *c)
     return respond_text(c, MHD_HTTP_OK, "ok\n");
 }
 
+/*
+ * A plain rendering, sent as it is made: a thread renders the snapshot in
+ * pieces into a pipe that the response reads, so neither holds more than
+ * a piece and the pipe's buffer.  A client that goes away closes the
+ * pipe, and the renderer stops at its next piece (EPIPE; SIGPIPE is
+ * ignored).  At most MAX_STREAMS at once: beyond that, -EBUSY.
+ */
+#define MAX_STREAMS 2
+
+struct stream {
+    struct agent *agent;
+    struct snapshot *snap;
+    enum render_format format;
+    int fd; /* the pipe's write end */
+};
+
+static int write_piece(void *ctx, const char *data, size_t len)
+{
+    const struct stream *st = ctx;
+
+    while (len) {
+        ssize_t n = write(st->fd, data, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return negative_errno();
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void *stream_main(void *arg)
+{
+    struct stream *st = arg;
+    int r = snapshot_render_to(st->snap, st->format, write_piece, st);
+
+    if (r < 0 && r != -EPIPE)
+        log_debug("cannot send a rendering: %s", strerror(-r));
+    close(st->fd);
+    snapshot_unref(st->snap);
+    __atomic_sub_fetch(&st->agent->streams, 1, __ATOMIC_RELAXED);
+    free(st);
+    return NULL;
+}
+
+/* Start sending s's rendering: 0 with *ret_response, or -EBUSY / -errno; takes s's reference. */
+static int stream_rendering(struct agent *a, struct snapshot *s, enum render_format format,
+                            struct MHD_Response **ret_response)
+{
+    struct stream *st = NULL;
+    struct MHD_Response *r;
+    pthread_attr_t attr;
+    pthread_t thread;
+    int fds[2] = {-1, -1}, err;
+
+    *ret_response = NULL;
+    if (__atomic_add_fetch(&a->streams, 1, __ATOMIC_RELAXED) > MAX_STREAMS) {
+        err = -EBUSY;
+        goto fail;
+    }
+    st = malloc(sizeof(*st));
+    if (!st || pipe2(fds, O_CLOEXEC) < 0) {
+        err = st ? negative_errno() : -ENOMEM;
+        goto fail;
+    }
+    *st = (struct stream){.agent = a, .snap = s, .format = format, .fd = fds[1]};
+    r = MHD_create_response_from_pipe(fds[0]);
+    if (!r) {
+        err = -ENOMEM;
+        goto fail;
+    }
+    fds[0] = -1; /* the response's now */
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    err = -pthread_create(&thread, &attr, stream_main, st);
+    pthread_attr_destroy(&attr);
+    if (err < 0) {
+        MHD_destroy_response(r);
+        goto fail;
+    }
+    *ret_response = r;
+    return 0;
+fail:
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (fds[1] >= 0)
+        close(fds[1]);
+    free(st);
+    snapshot_unref(s);
+    __atomic_sub_fetch(&a->streams, 1, __ATOMIC_RELAXED);
+    return err;
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_size,
                                       void **req_cls)
@@ -299,18 +392,27 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     if (!s)
         return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
     gzip = http_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
-    __atomic_store_n(&a->last_request_ns[format][gzip], monotonic_ns(), __ATOMIC_RELAXED);
-    data = gzip ? snapshot_render_encoded(s, format, http_gzip_encode, &len) : snapshot_render(s, format, &len);
-    if (!data) {
-        snapshot_unref(s);
-        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    if (gzip) {
+        __atomic_store_n(&a->last_gzip_ns[format], monotonic_ns(), __ATOMIC_RELAXED);
+        data = snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
+        if (!data) {
+            snapshot_unref(s);
+            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+        }
+        /* The response borrows the snapshot's bytes; the reference goes with it. */
+        r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
+        if (!r)
+            snapshot_unref(s);
+    } else {
+        int err = stream_rendering(a, s, format, &r);
+
+        if (err == -EBUSY)
+            return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many uncompressed responses at once\n");
+        if (err < 0)
+            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render\n");
     }
-    /* The response borrows the snapshot's bytes; the reference goes with it. */
-    r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
-    if (!r) {
-        snapshot_unref(s);
+    if (!r)
         return MHD_NO;
-    }
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "Vary", "Accept-Encoding");
@@ -713,6 +815,9 @@ int cmd_agent(int argc, char **argv)
 out:
     if (a.httpd)
         MHD_stop_daemon(a.httpd);
+    /* the daemon closed their pipes: the renderers stop at their next piece */
+    for (int i = 0; i < 1000 && __atomic_load_n(&a.streams, __ATOMIC_RELAXED); i++)
+        usleep(1000);
     http_guard_free(a.guard);
     http_auth_free(a.auth);
     web_config_free(a.web);

@@ -26,9 +26,9 @@
 #include "emu/emu.h"
 #include "emu/hyper/hyper.h"
 #include "emu/loop.h"
+#include "emu/proto/run_dir.h"
 #include "emu/xenstore/xenstore.h"
 #include "emu/xenstore/xs_wire.h"
-#include "platform/emu_layout.h"
 #include "tool.h"
 #include "util/util.h"
 
@@ -150,7 +150,7 @@ static struct emu_domain *find_domain(struct emu_run *run, int fd, const char *a
     struct emu_domain *d;
     uint64_t domid;
 
-    if (parse_u64(arg, EMU_MAX_DOMID, &domid) == 0) {
+    if (parse_u64(arg, XENSTATS_DOMID_MAX, &domid) == 0) {
         d = emu_domain_find(&run->host, (uint32_t)domid);
         if (!d)
             reply(fd, "error ESRCH domain %s does not exist", arg);
@@ -439,7 +439,7 @@ static int handle_command(struct emu_run *run, int fd, char *line)
 
         if (linger_arg)
             *linger_arg++ = '\0';
-        if (parse_u64(arg, EMU_MAX_DOMID, &domid) < 0)
+        if (parse_u64(arg, XENSTATS_DOMID_MAX, &domid) < 0)
             return reply(fd, "error EINVAL '%s' is not a domid", arg);
         if (linger_arg && (parse_duration_ns(linger_arg, &linger) < 0 || linger > EMU_MAX_LINGER_NS))
             return reply(fd, "error EINVAL --linger %s: expected a duration up to 3600s (e.g. 2s)", linger_arg);

@@ -599,7 +599,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return fail(CMD, "--rescan %s: expected a duration of at least 100ms (e.g. 10s), or 0", optarg);
             break;
         case 'm':
-            if (parse_u64(optarg, 0x7fef, &v) < 0)
+            if (parse_u64(optarg, XENSTATS_DOMID_MAX, &v) < 0)
                 return fail(CMD, "--monitor-domid %s: expected a domain id (0 to 32751)", optarg);
             o->monitor_domid = (int32_t)v;
             break;

@@ -123,37 +123,68 @@ bool http_accepts_gzip(const char *accept_encoding)
     return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
 }
 
-int http_gzip_encode(const char *text, size_t len, char **ret_data, size_t *ret_len)
-{
-    z_stream z = {0};
+/* A gzip member being made from pieces; the output grows as it needs. */
+struct gzip_stream {
+    z_stream z;
+    char *out;
     size_t cap;
-    char *out, *shrunk;
+};
+
+/* Compress what is given (flush: Z_NO_FLUSH, or Z_FINISH at the end); 0 or -ENOMEM. */
+static int gzip_feed(struct gzip_stream *g, const char *data, size_t len, int flush)
+{
     int r;
 
+    g->z.next_in = (Bytef *)(uintptr_t)data;
+    g->z.avail_in = (uInt)len;
+    do {
+        if (g->z.total_out == g->cap) {
+            size_t cap = g->cap * 2;
+            char *out = realloc(g->out, cap);
+
+            if (!out)
+                return -ENOMEM;
+            g->out = out;
+            g->cap = cap;
+        }
+        g->z.next_out = (Bytef *)g->out + g->z.total_out;
+        g->z.avail_out = (uInt)(g->cap - g->z.total_out);
+        r = deflate(&g->z, flush);
+        if (r == Z_STREAM_ERROR)
+            return -ENOMEM;
+    } while (g->z.avail_in || (flush == Z_FINISH && r != Z_STREAM_END) || g->z.avail_out == 0);
+    return 0;
+}
+
+static int gzip_sink(void *ctx, const char *data, size_t len)
+{
+    /* pieces are about RENDER_PIECE bytes: one deflate() call takes an unsigned int */
     if (len > UINT_MAX)
-        return -EOVERFLOW; /* one deflate() call takes an unsigned int */
+        return -EOVERFLOW;
+    return gzip_feed(ctx, data, len, Z_NO_FLUSH);
+}
+
+int http_gzip_snapshot(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len)
+{
+    struct gzip_stream g = {.cap = 65536};
+    char *shrunk;
+    int r;
+
     /* 15 + 16: the largest window, with a gzip header and trailer */
-    if (deflateInit2(&z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&g.z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -ENOMEM;
-    cap = deflateBound(&z, (uLong)len);
-    out = malloc(cap);
-    if (!out) {
-        deflateEnd(&z);
-        return -ENOMEM;
+    g.out = malloc(g.cap);
+    r = g.out ? snapshot_render_to(s, format, gzip_sink, &g) : -ENOMEM;
+    if (r == 0)
+        r = gzip_feed(&g, NULL, 0, Z_FINISH);
+    deflateEnd(&g.z);
+    if (r < 0) {
+        free(g.out);
+        return r;
     }
-    z.next_in = (Bytef *)(uintptr_t)text;
-    z.avail_in = (uInt)len;
-    z.next_out = (Bytef *)out;
-    z.avail_out = (uInt)(cap > UINT_MAX ? UINT_MAX : cap);
-    r = deflate(&z, Z_FINISH);
-    deflateEnd(&z);
-    if (r != Z_STREAM_END) {
-        free(out);
-        return -ENOMEM;
-    }
-    /* deflateBound() is about the input's size: give the rest back */
-    shrunk = realloc(out, z.total_out ? z.total_out : 1);
-    *ret_data = shrunk ? shrunk : out;
-    *ret_len = z.total_out;
+    /* the buffer doubled as it went: give the rest back */
+    shrunk = realloc(g.out, g.z.total_out ? g.z.total_out : 1);
+    *ret_data = shrunk ? shrunk : g.out;
+    *ret_len = g.z.total_out;
     return 0;
 }

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "export/export.h"
+
 /*
  * True when an Accept-Encoding value (untrusted; NULL when absent) accepts
  * gzip: "gzip" or "x-gzip" with a non-zero weight, or "*" with one when
@@ -19,10 +21,11 @@
 bool http_accepts_gzip(const char *accept_encoding);
 
 /*
- * text compressed as one gzip member (RFC 1952).  Returns 0 with
- * *ret_data malloc'd (the caller frees it), or -ENOMEM / -EOVERFLOW.
- * A snapshot_encoder.
+ * The rendering of s in `format` compressed as one gzip member (RFC
+ * 1952), made in pieces (snapshot_render_to()): the text itself is never
+ * held whole.  Returns 0 with *ret_data malloc'd (the caller frees it),
+ * or -ENOMEM.  A snapshot_encoder.
  */
-int http_gzip_encode(const char *text, size_t len, char **ret_data, size_t *ret_len);
+int http_gzip_snapshot(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len);
 
 #endif

@@ -71,7 +71,7 @@ int tool_resolve_domain(const char *cmd, struct xenstats_host *host, const char 
     uint64_t domid;
     int r;
 
-    if (parse_u64(arg, 0x7fef, &domid) == 0) {
+    if (parse_u64(arg, XENSTATS_DOMID_MAX, &domid) == 0) {
         r = xenstats_host_domain_info(host, (uint32_t)domid, ret_info);
         if (r == -ESRCH)
             return fail(cmd, "domain %s does not exist", arg);

@@ -83,6 +83,12 @@ enum xenstats_shutdown_reason {
     XENSTATS_SHUTDOWN_SOFT_RESET = 5,
 };
 
+/*
+ * The highest id a domain can have: Xen's DOMID_FIRST_RESERVED - 1.  The
+ * ids from 0x7ff0 up name no domain (DOMID_SELF, DOMID_IO, ...).
+ */
+#define XENSTATS_DOMID_MAX 0x7fefu
+
 /* Memory sizes are KiB; this one means "no limit". */
 #define XENSTATS_KIB_UNLIMITED UINT64_MAX
 

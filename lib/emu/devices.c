@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "emu_private.h"
-#include "platform/emu_layout.h"
+#include "emu/proto/run_dir.h"
 
 /*
  * How often moving counters reach the tree, per domain: readers sample

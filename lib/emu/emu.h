@@ -24,7 +24,6 @@ enum emu_workload {
 
 #define EMU_MAX_VCPUS 4096
 #define EMU_MAX_PCPUS 1024
-#define EMU_MAX_DOMID 0x7fef /* DOMID_FIRST_RESERVED - 1 */
 /* vifs and vbds a domain may have (each kind), and the largest vif devid */
 #define EMU_MAX_DEVICES 64
 #define EMU_MAX_VIF_DEVID 65535
@@ -162,7 +161,7 @@ struct emu_host {
     uint64_t total_memory_kib;
     uint64_t free_memory_kib;   /* total minus every domain's memory */
     uint32_t nr_running;        /* vCPUs given a pCPU at the last tick */
-    void *table;                /* the mapped table file (emu_layout.h) */
+    void *table;                /* the mapped table file (emu/proto/run_dir.h) */
     struct emu_domain *domains; /* sorted by domid */
     bool net_dev_stale;         /* the interface table lags the vifs' counters */
     uint64_t last_tick;

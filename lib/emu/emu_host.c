@@ -12,7 +12,7 @@
 #include <xenstats/abi/vcpu_stats_writer.h>
 
 #include "emu_private.h"
-#include "platform/emu_layout.h"
+#include "emu/proto/run_dir.h"
 #include "util/util.h"
 
 #define MS 1000000ULL
@@ -368,7 +368,7 @@ static uint32_t cache_line_size(void)
 #define EMU_CPU_KHZ 2400000u
 
 _Static_assert(EMU_MAX_PCPUS <= EMU_TABLE_PCPUS, "every pCPU has its idle time in the table");
-_Static_assert(EMU_MAX_DOMID < EMU_TABLE_DOMAINS, "every domid has a slot");
+_Static_assert(XENSTATS_DOMID_MAX < EMU_TABLE_DOMAINS, "every domid has a slot");
 
 static int create_table(struct emu_host *host)
 {
@@ -726,7 +726,7 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     uint32_t i;
     int r, n;
 
-    if (host->next_domid > EMU_MAX_DOMID)
+    if (host->next_domid > XENSTATS_DOMID_MAX)
         return -ENOSPC;
     /* a dying domain's name is free: its xenstore nodes are gone */
     for (d = host->domains; d; d = d->next)

@@ -182,28 +182,53 @@ void snapshot_unref(struct snapshot *s); /* accepts NULL */
 const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len);
 
 /*
+ * Where a rendering goes in pieces (snapshot_render_to()): 0 to go on, or
+ * a negative errno, which ends the rendering with that error.
+ */
+typedef int render_sink(void *ctx, const char *data, size_t len);
+
+/* The pieces a sink is given are about this long (longer only for one long line). */
+#define RENDER_PIECE 65536
+
+/*
+ * Render s in `format` to sink, in pieces, holding at most about one
+ * piece: the text of a thousand domains is some 17 MB, which a sender or
+ * a compressor need never hold whole.  0, -ENOMEM, or the sink's error.
+ * s is only read: any number of threads may render one snapshot at once.
+ */
+int snapshot_render_to(const struct snapshot *s, enum render_format format, render_sink *sink, void *ctx);
+
+/*
  * An encoding of a rendering (the agent's gzip; the library has no
- * compressor of its own): returns 0 with *ret_data a malloc'd buffer the
+ * compressor of its own), which renders s itself through
+ * snapshot_render_to(): returns 0 with *ret_data a malloc'd buffer the
  * snapshot then owns, or a negative errno.
  */
-typedef int snapshot_encoder(const char *text, size_t len, char **ret_data, size_t *ret_len);
+typedef int snapshot_encoder(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len);
 
 /*
  * The rendering of s in `format` passed through `encode`, made once and
- * kept with the snapshot beside the text, so a scraper asking for gzip
- * costs one compression per snapshot and format, however many scrape it.
- * Every caller of one snapshot passes the same encoder.  Valid while the
- * caller holds a reference; NULL and errno when rendering or encoding
- * fails.
+ * kept with the snapshot (without the text it was made of), so a scraper
+ * asking for gzip costs one compression per snapshot and format, however
+ * many scrape it.  Every caller of one snapshot passes the same encoder.
+ * Valid while the caller holds a reference; NULL and errno when rendering
+ * or encoding fails.
  */
 const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
                                     size_t *ret_len);
 
-/* Rendering into a caller's growable buffer (for benchmarks and tests). */
+/*
+ * Rendering into a caller's growable buffer (for benchmarks and tests),
+ * or, with a sink, in pieces to it: the buffer is then given to the sink
+ * whenever it fills (sink_error keeps the sink's error).
+ */
 struct strbuf {
     char *data;
     size_t len, cap;
     bool failed;
+    render_sink *sink;
+    void *sink_ctx;
+    int sink_error;
 };
 void strbuf_free(struct strbuf *b);
 int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out);

@@ -51,6 +51,26 @@ const struct figure_decl figure_decls[FIG_COUNT] = {
 
 /* ---- buffer ------------------------------------------------------------- */
 
+/* A sink's buffer: the pieces it is given are about this long. */
+#define SINK_PIECE RENDER_PIECE
+
+/* Hand what the buffer holds to its sink; false (and failed) when it refuses. */
+static bool drain(struct strbuf *b)
+{
+    int r;
+
+    if (!b->len)
+        return true;
+    r = b->sink(b->sink_ctx, b->data, b->len);
+    if (r < 0) {
+        b->failed = true;
+        b->sink_error = r;
+        return false;
+    }
+    b->len = 0;
+    return true;
+}
+
 static bool grow(struct strbuf *b, size_t more)
 {
     size_t cap;
@@ -58,9 +78,11 @@ static bool grow(struct strbuf *b, size_t more)
 
     if (b->failed)
         return false;
+    if (b->sink && b->len + more + 1 > b->cap && !drain(b))
+        return false;
     if (b->len + more + 1 <= b->cap)
         return true;
-    cap = b->cap ? b->cap : 4096;
+    cap = b->cap ? b->cap : b->sink ? SINK_PIECE : 4096;
     while (cap < b->len + more + 1)
         cap *= 2;
     d = realloc(b->data, cap);
@@ -94,15 +116,23 @@ static inline void putc_(struct strbuf *b, char c)
     b->data[b->len++] = c;
 }
 
+/* Room for n bytes in all, at once: a whole rendering (not with a sink). */
 static void reserve(struct strbuf *b, size_t n)
 {
-    if (n > b->cap)
+    if (!b->sink && n > b->cap)
         grow(b, n - b->len);
 }
 
+/* The end of a rendering: NUL-terminated, or all of it given to the sink. */
 static int finish(struct strbuf *b)
 {
-    if (b->failed || !grow(b, 0))
+    if (!b->failed && b->sink)
+        drain(b);
+    if (b->failed)
+        return b->sink_error ? b->sink_error : -ENOMEM;
+    if (b->sink)
+        return 0;
+    if (!grow(b, 0))
         return -ENOMEM;
     b->data[b->len] = '\0';
     return 0;
@@ -1501,18 +1531,28 @@ const char *snapshot_render(struct snapshot *s, enum render_format format, size_
     return text;
 }
 
+int snapshot_render_to(const struct snapshot *s, enum render_format format, render_sink *sink, void *ctx)
+{
+    struct strbuf b = {.sink = sink, .sink_ctx = ctx};
+    int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
+
+    strbuf_free(&b);
+    return r;
+}
+
 const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
                                     size_t *ret_len)
 {
     const char *data;
-    int r = -ENOMEM;
+    int r = 0;
 
     pthread_mutex_lock(&s->lock);
-    if (!s->encoded[format] && render_locked(s, format)) {
+    if (!s->encoded[format]) {
         char *out = NULL;
         size_t len = 0;
 
-        r = encode(s->text[format], s->text_len[format], &out, &len);
+        /* the encoder renders in pieces: the whole text is never held */
+        r = encode(s, format, &out, &len);
         if (r == 0) {
             s->encoded[format] = out;
             s->encoded_len[format] = len;

@@ -17,8 +17,6 @@
 #include "backend_devices.h"
 #include "util/util.h"
 
-#define MAX_DOMID 0x7fefu /* DOMID_FIRST_RESERVED - 1 */
-
 int backend_counter_parse(const char *text, size_t len, uint64_t *ret_value)
 {
     uint64_t v = 0;
@@ -62,7 +60,7 @@ int backend_device_name_parse(const char *name, const char *kind, uint32_t *ret_
         return -EINVAL;
     name += k + 1;
     dash = strchr(name, '-');
-    if (!dash || parse_part(name, (size_t)(dash - name), MAX_DOMID, &domid) < 0 ||
+    if (!dash || parse_part(name, (size_t)(dash - name), XENSTATS_DOMID_MAX, &domid) < 0 ||
         parse_part(dash + 1, strlen(dash + 1), UINT32_MAX, &devid) < 0)
         return -EINVAL;
     *ret_domid = (uint32_t)domid;
@@ -163,7 +161,7 @@ static int vif_name_parse(const char *name, size_t len, uint32_t *ret_domid, uin
     name += 3;
     len -= 3;
     dot = memchr(name, '.', len);
-    if (!dot || parse_part(name, (size_t)(dot - name), MAX_DOMID, &domid) < 0 ||
+    if (!dot || parse_part(name, (size_t)(dot - name), XENSTATS_DOMID_MAX, &domid) < 0 ||
         parse_part(dot + 1, len - (size_t)(dot - name) - 1, UINT32_MAX, &devid) < 0)
         return -EINVAL;
     *ret_domid = (uint32_t)domid;

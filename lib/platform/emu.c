@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,14 +19,12 @@
 #include <xenstore.h>
 
 #include "backend_devices.h"
-#include "emu_hyper_ops.h"
-#include "emu_layout.h"
-#include "platform.h"
+#include "emu_backend.h"
 #include "util/util.h"
 
 struct emu {
     char dir[PATH_MAX - 64];
-    void *table; /* the emulator's table (emu_layout.h), mapped read-only */
+    void *table; /* the emulator's table (emu/proto/run_dir.h), mapped read-only */
     int no_resource; /* the refusal of a resource the host lacks: -errno */
     /* Domains seen by the last list, sorted by domid.  A domain's name and
      * vCPU count never change and the emulator never reuses a domid, so a
@@ -43,108 +40,6 @@ struct emu {
 static struct emu *emu_of(struct platform *p)
 {
     return p->backend_data;
-}
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* The canonical lower-case form, 8-4-4-4-12, as libxl prints it. */
-static int uuid_parse(const char *s, uint8_t uuid[16])
-{
-    size_t i, o = 0;
-
-    if (strlen(s) != 36)
-        return -EINVAL;
-    for (i = 0; i < 36;) {
-        int hi, lo;
-
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i++] != '-')
-                return -EINVAL;
-            continue;
-        }
-        hi = hex_digit(s[i]);
-        lo = hex_digit(s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return -EINVAL;
-        uuid[o++] = (uint8_t)(hi << 4 | lo);
-        i += 2;
-    }
-    return 0;
-}
-
-int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info *ret_info)
-{
-    struct xenstats_domain_info info = {.domid = domid};
-    bool have_name = false, have_vcpus = false;
-    const char *line = text;
-
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        size_t n = end ? (size_t)(end - line) : strlen(line);
-        char buf[EMU_INFO_MAX];
-        uint64_t v;
-
-        if (n >= sizeof(buf))
-            return -EBADMSG;
-        memcpy(buf, line, n);
-        buf[n] = '\0';
-        if (!strncmp(buf, "name=", 5)) {
-            if (n - 5 >= sizeof(info.name))
-                return -EBADMSG;
-            memcpy(info.name, buf + 5, n - 5 + 1);
-            have_name = true;
-        } else if (!strncmp(buf, "vcpus=", 6)) {
-            if (parse_u64(buf + 6, 1u << 20, &v) < 0)
-                return -EBADMSG;
-            info.nr_vcpus = (uint32_t)v;
-            have_vcpus = true;
-        } else if (!strncmp(buf, "uuid=", 5)) {
-            if (uuid_parse(buf + 5, info.uuid) < 0)
-                return -EBADMSG;
-        }
-        line += n + (end ? 1 : 0);
-    }
-    if (!have_name || !have_vcpus)
-        return -EBADMSG;
-    *ret_info = info;
-    return 0;
-}
-
-int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t len)
-{
-    const uint8_t *u = info->uuid;
-    int n = snprintf(buf, len,
-                     "name=%s\nvcpus=%u\nuuid=%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n",
-                     info->name, info->nr_vcpus, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
-                     u[11], u[12], u[13], u[14], u[15]);
-
-    if (n < 0 || (size_t)n >= len)
-        return -ENOBUFS;
-    return n;
-}
-
-int emu_is_running(const char *dir)
-{
-    char path[PATH_MAX], *text = NULL;
-    uint64_t pid;
-    int alive = 0;
-
-    if (snprintf(path, sizeof(path), "%s/%s", dir, EMU_PID_FILE) >= (int)sizeof(path))
-        return 0;
-    if (read_small_file(path, 32, &text, NULL) < 0)
-        return 0;
-    text[strcspn(text, "\n")] = '\0';
-    if (parse_u64(text, INT_MAX, &pid) == 0 && pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-        alive = 1;
-    free(text);
-    return alive;
 }
 
 static int map_table(struct emu *emu)
@@ -210,7 +105,7 @@ static int emu_open(struct platform *p)
     uint64_t domid = 0;
     int r;
 
-    if (domid_env && parse_u64(domid_env, 0x7fef, &domid) < 0) {
+    if (domid_env && parse_u64(domid_env, XENSTATS_DOMID_MAX, &domid) < 0) {
         log_error("XENSTATS_EMU_DOMID=%s is not a domain id", domid_env);
         return -EINVAL;
     }
@@ -353,7 +248,7 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
         const struct xenstats_domain_info *seen;
         uint64_t domid;
 
-        if (parse_u64(de->d_name, 0x7fef, &domid) < 0)
+        if (parse_u64(de->d_name, XENSTATS_DOMID_MAX, &domid) < 0)
             continue;
         if (count == cap) {
             cap = cap ? cap * 2 : 16;
@@ -499,8 +394,6 @@ static int emu_pcpu_idle(struct platform *p, uint64_t *idle_ns, size_t max, size
     *ret_count = n;
     return 0;
 }
-
-extern const struct platform_store_ops emu_store_ops; /* emu_store.c */
 
 /*
  * The emulator keeps the tree dom0's sysfs has on Xen under its run

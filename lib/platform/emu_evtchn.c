@@ -14,9 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "emu_hypercall.h"
-#include "emu_hyper_ops.h"
-#include "platform.h"
+#include "emu_backend.h"
 #include "util/util.h"
 
 struct platform_evtchn {
@@ -311,6 +309,23 @@ static int emu_unbind(struct platform_evtchn *h, uint32_t port)
     return call(h, EMU_HC_EVT_UNBIND, 0, port, NULL);
 }
 
+/* The wire's state (emu/proto/hypercall.h) as the platform API's; -EPROTO for a state the protocol lacks. */
+static int state_from_wire(uint32_t wire, enum platform_evtchn_state *ret_state)
+{
+    switch (wire) {
+    case EMU_HC_EVTCHN_CLOSED:
+        *ret_state = PLATFORM_EVTCHN_CLOSED;
+        return 0;
+    case EMU_HC_EVTCHN_UNBOUND:
+        *ret_state = PLATFORM_EVTCHN_UNBOUND;
+        return 0;
+    case EMU_HC_EVTCHN_INTERDOMAIN:
+        *ret_state = PLATFORM_EVTCHN_INTERDOMAIN;
+        return 0;
+    }
+    return -EPROTO;
+}
+
 static int emu_status(struct platform_evtchn *h, uint32_t port, enum platform_evtchn_state *ret_state)
 {
     struct emu_hc_reply reply;
@@ -319,10 +334,9 @@ static int emu_status(struct platform_evtchn *h, uint32_t port, enum platform_ev
     r = call(h, EMU_HC_EVT_STATUS, 0, port, &reply);
     if (r < 0)
         return r;
-    if (reply.count < 1 || reply.a[0] > PLATFORM_EVTCHN_INTERDOMAIN)
+    if (reply.count < 1)
         return set_errno(-EPROTO);
-    *ret_state = (enum platform_evtchn_state)reply.a[0];
-    return 0;
+    return set_errno(state_from_wire(reply.a[0], ret_state));
 }
 
 const struct platform_evtchn_ops emu_evtchn_ops = {

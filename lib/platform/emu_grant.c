@@ -17,9 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "emu_hypercall.h"
-#include "emu_hyper_ops.h"
-#include "platform.h"
+#include "emu_backend.h"
 #include "util/util.h"
 
 /* ---- the hypercall socket client -------------------------------------- */

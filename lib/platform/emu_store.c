@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <xenstore.h>
 
-#include "platform.h"
+#include "emu_backend.h"
 #include "util/util.h"
 
 static struct xs_handle *emu_store_open(struct platform *p, unsigned long xs_open_flags)

@@ -47,8 +47,7 @@ struct xenstats_host *xenstats_host_open(enum xenstats_backend backend)
         errno = ENOMEM;
         return NULL;
     }
-    host->platform.backend = b;
-    r = b->open(&host->platform);
+    r = platform_open(&host->platform, b);
     if (r < 0) {
         free(host);
         set_errno(r);
@@ -63,13 +62,13 @@ void xenstats_host_close(struct xenstats_host *host)
         return;
     if (host->xs)
         xs_close(host->xs);
-    host->platform.backend->close(&host->platform);
+    platform_close(&host->platform);
     free(host);
 }
 
 enum xenstats_backend xenstats_host_backend(const struct xenstats_host *host)
 {
-    return host->platform.backend->kind;
+    return platform_kind(&host->platform);
 }
 
 uint32_t xenstats_host_self_domid(const struct xenstats_host *host)
@@ -80,43 +79,33 @@ uint32_t xenstats_host_self_domid(const struct xenstats_host *host)
 int xenstats_host_list_domains(struct xenstats_host *host, struct xenstats_domain_info **ret_domains,
                                size_t *ret_count)
 {
-    return set_errno(host->platform.backend->domain->list(&host->platform, ret_domains, ret_count));
+    return set_errno(platform_domain_list(&host->platform, ret_domains, ret_count));
 }
 
 int xenstats_host_domain_info(struct xenstats_host *host, uint32_t domid, struct xenstats_domain_info *ret_info)
 {
-    return set_errno(host->platform.backend->domain->info(&host->platform, domid, ret_info));
+    return set_errno(platform_domain_info(&host->platform, domid, ret_info));
 }
 
 int xenstats_host_info(struct xenstats_host *host, struct xenstats_host_info *ret_info)
 {
-    const struct platform_host_ops *ops = host->platform.backend->host;
-
-    return set_errno(ops && ops->info ? ops->info(&host->platform, ret_info) : -EOPNOTSUPP);
+    return set_errno(platform_host_info(&host->platform, ret_info));
 }
 
 int xenstats_host_pcpu_idle(struct xenstats_host *host, uint64_t *idle_ns, size_t max, size_t *ret_count)
 {
-    const struct platform_host_ops *ops = host->platform.backend->host;
-
-    return set_errno(ops && ops->pcpu_idle ? ops->pcpu_idle(&host->platform, idle_ns, max, ret_count)
-                                           : -EOPNOTSUPP);
+    return set_errno(platform_host_pcpu_idle(&host->platform, idle_ns, max, ret_count));
 }
 
 int xenstats_host_list_devices(struct xenstats_host *host, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
                                struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds)
 {
-    const struct platform_host_ops *ops = host->platform.backend->host;
-
-    return set_errno(ops && ops->devices
-                         ? ops->devices(&host->platform, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds)
-                         : -EOPNOTSUPP);
+    return set_errno(platform_host_devices(&host->platform, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds));
 }
 
 int xenstats_host_read_domain_key(struct xenstats_host *host, uint32_t domid, const char *path, char *buf,
                                   size_t len)
 {
-    const struct platform_store_ops *store = host->platform.backend->store;
     char full[256];
     unsigned int n = 0;
     char *value;
@@ -124,9 +113,7 @@ int xenstats_host_read_domain_key(struct xenstats_host *host, uint32_t domid, co
     if (!len || snprintf(full, sizeof(full), "/local/domain/%u/%s", domid, path) >= (int)sizeof(full))
         return set_errno(-EINVAL);
     if (!host->xs) {
-        if (!store || !store->open)
-            return set_errno(-EOPNOTSUPP);
-        host->xs = store->open(&host->platform, 0);
+        host->xs = platform_store_open(&host->platform, 0);
         if (!host->xs)
             return set_errno(negative_errno());
     }

@@ -166,7 +166,8 @@ struct platform_evtchn_ops {
      */
     int (*pending)(struct platform_evtchn *h);
     /*
-     * Optional (NULL: call pending() until -EAGAIN): up to `max` pending
+     * Optional (NULL: its wrapper takes one port a call from pending(),
+     * so the caller's loop until -EAGAIN is the same): up to `max` pending
      * ports into ret_ports[], each masked as by pending(); returns how many
      * (> 0), -EAGAIN when none, or -errno as pending().  One system call
      * for a round's thousands of answers rather than one each.
@@ -219,5 +220,8 @@ struct xenstats_host {
     int64_t region_clock_offset;
     struct xs_handle *xs; /* xenstats_host_read_domain_key()'s, opened on first use */
 };
+
+/* Every call of an op goes through its wrapper there. */
+#include "platform_ops.h"
 
 #endif /* XENSTATS_PLATFORM_H */

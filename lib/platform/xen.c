@@ -139,7 +139,7 @@ static uint32_t find_self_domid(struct platform *p)
     char *text;
 
     text = xs ? xs_read(xs, XBT_NULL, "domid", &len) : NULL;
-    if (text && len < 16 && parse_u64(text, 0x7fef, &domid) == 0) {
+    if (text && len < 16 && parse_u64(text, XENSTATS_DOMID_MAX, &domid) == 0) {
         free(text);
         return (uint32_t)domid;
     }

@@ -74,7 +74,7 @@ static int read_monitor_domid(struct xs_handle *xs, const char *stats, uint32_t 
         return negative_errno();
     *ret = 0;
     /* An empty or unreadable value means the default monitor, dom0. */
-    if (len && pv_parse_number(v, len, 0x7fef, ret) < 0)
+    if (len && pv_parse_number(v, len, XENSTATS_DOMID_MAX, ret) < 0)
         *ret = 0;
     free(v);
     return 0;
@@ -95,7 +95,7 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         errno = EINVAL;
         return NULL;
     }
-    if (!pl->backend->store || !pl->backend->grant || !pl->backend->evtchn) {
+    if (!platform_has_store_grant_evtchn(pl)) {
         errno = ENOTSUP;
         return NULL;
     }
@@ -112,7 +112,7 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         opts->withdraw_timeout_ms)
         p->withdraw_timeout_ms = opts->withdraw_timeout_ms;
 
-    p->xs = pl->backend->store->open(pl, 0);
+    p->xs = platform_store_open(pl, 0);
     if (!p->xs) {
         r = negative_errno();
         goto fail;
@@ -145,7 +145,7 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         prctl(PR_GET_NAME, comm, 0, 0, 0);
         snprintf(p->irq_name, sizeof(p->irq_name), "evtchn:%s", comm);
     }
-    p->evtchn = pl->backend->evtchn->open(pl);
+    p->evtchn = platform_evtchn_open(pl);
     if (!p->evtchn) {
         r = negative_errno();
         goto fail;
@@ -173,7 +173,7 @@ static int steer_event_channels(struct xenstats_provider *p)
     int r = 0, moved = 0;
     FILE *f;
 
-    if (p->cpu < 0 || p->platform->backend->kind != XENSTATS_BACKEND_XEN)
+    if (p->cpu < 0 || platform_kind(p->platform) != XENSTATS_BACKEND_XEN)
         return 0;
     f = fopen("/proc/interrupts", "re");
     if (!f)
@@ -235,7 +235,7 @@ uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provide
 
 int xenstats_provider_fd(const struct xenstats_provider *provider)
 {
-    return provider->platform->backend->evtchn->fd(provider->evtchn);
+    return platform_evtchn_fd(provider->platform, provider->evtchn);
 }
 
 struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider *provider, const char *name,
@@ -396,12 +396,11 @@ static int write_key(struct xenstats_provider_set *set, const char *key, uint32_
 
 static void unpublish_pages(struct xenstats_provider_set *set)
 {
-    const struct platform_grant_ops *g = set->provider->platform->backend->grant;
 
     if (set->name_pages)
-        g->unshare(set->provider->platform, set->name_pages, set->nr_pages);
+        platform_grant_unshare(set->provider->platform, set->name_pages, set->nr_pages);
     if (set->value_pages)
-        g->unshare(set->provider->platform, set->value_pages, set->nr_pages);
+        platform_grant_unshare(set->provider->platform, set->value_pages, set->nr_pages);
     set->name_pages = set->value_pages = NULL;
 }
 
@@ -409,7 +408,6 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
 {
     struct xenstats_provider *p = set->provider;
     struct platform *pl = p->platform;
-    const struct platform_evtchn_ops *ev = pl->backend->evtchn;
     char key[32];
     uint32_t i;
     int r;
@@ -425,12 +423,12 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
         r = -ENOMEM;
         goto fail;
     }
-    set->name_pages = pl->backend->grant->share_pages(pl, p->monitor, set->nr_pages, set->name_refs, 0);
+    set->name_pages = platform_grant_share_pages(pl, p->monitor, set->nr_pages, set->name_refs, 0);
     if (!set->name_pages) {
         r = negative_errno();
         goto fail;
     }
-    set->value_pages = pl->backend->grant->share_pages(pl, p->monitor, set->nr_pages, set->value_refs, 0);
+    set->value_pages = platform_grant_share_pages(pl, p->monitor, set->nr_pages, set->value_refs, 0);
     if (!set->value_pages) {
         r = negative_errno();
         goto fail;
@@ -472,7 +470,7 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
         if (r < 0)
             goto fail_keys;
     }
-    r = ev->bind_unbound_port(p->evtchn, p->monitor);
+    r = platform_evtchn_bind_unbound_port(pl, p->evtchn, p->monitor);
     if (r < 0)
         goto fail_keys;
     set->port = r;
@@ -484,7 +482,7 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
     return 0;
 
 fail_port:
-    ev->unbind(p->evtchn, (uint32_t)set->port);
+    platform_evtchn_unbind(pl, p->evtchn, (uint32_t)set->port);
     set->port = -1;
 fail_keys:
     xs_rm(p->xs, XBT_NULL, set->path);
@@ -516,7 +514,6 @@ static void set_free(struct xenstats_provider_set *set)
 int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
 {
     struct xenstats_provider *p = set->provider;
-    const struct platform_evtchn_ops *ev = p->platform->backend->evtchn;
     struct xenstats_provider_set **pp;
     char path[PATH_LEN + 32];
     int r = 0;
@@ -532,7 +529,8 @@ int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
         snprintf(path, sizeof(path), "%s/%s", set->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
         xs_rm(p->xs, XBT_NULL, path);
         /* The monitor closes its end; our port falls back to unbound. */
-        while (ev->status(p->evtchn, (uint32_t)set->port, &st) == 0 && st == PLATFORM_EVTCHN_INTERDOMAIN) {
+        while (platform_evtchn_status(p->platform, p->evtchn, (uint32_t)set->port, &st) == 0 &&
+               st == PLATFORM_EVTCHN_INTERDOMAIN) {
             if (monotonic_ns() >= deadline) {
                 log_warning("set %s: the monitor did not close its port within %u ms", set->path,
                             p->withdraw_timeout_ms);
@@ -544,7 +542,7 @@ int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
             sleep_ms(5);
         }
         xs_rm(p->xs, XBT_NULL, set->path);
-        ev->unbind(p->evtchn, (uint32_t)set->port);
+        platform_evtchn_unbind(p->platform, p->evtchn, (uint32_t)set->port);
         unpublish_pages(set);
         if (!p->sets && p->key_written) {
             unsigned int left = 0;
@@ -563,10 +561,9 @@ int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
 
 int xenstats_provider_dispatch(struct xenstats_provider *provider)
 {
-    const struct platform_evtchn_ops *ev = provider->platform->backend->evtchn;
     int port, handled = 0;
 
-    while ((port = ev->pending(provider->evtchn)) >= 0) {
+    while ((port = platform_evtchn_pending(provider->platform, provider->evtchn)) >= 0) {
         struct xenstats_provider_set *s;
 
         for (s = provider->sets; s && s->port != port; s = s->next)
@@ -574,10 +571,10 @@ int xenstats_provider_dispatch(struct xenstats_provider *provider)
         if (s && (!s->refresh || s->refresh(s, s->userdata) == 0)) {
             /* The seed: refresh the whole set, then signal back. */
             __atomic_thread_fence(__ATOMIC_RELEASE);
-            ev->notify(provider->evtchn, (uint32_t)port);
+            platform_evtchn_notify(provider->platform, provider->evtchn, (uint32_t)port);
             handled++;
         }
-        ev->unmask(provider->evtchn, (uint32_t)port);
+        platform_evtchn_unmask(provider->platform, provider->evtchn, (uint32_t)port);
     }
     if (port != -EAGAIN)
         return set_errno(port);
@@ -590,7 +587,7 @@ void xenstats_provider_free(struct xenstats_provider *provider)
         return;
     while (provider->sets)
         xenstats_provider_set_withdraw(provider->sets);
-    provider->platform->backend->evtchn->close(provider->evtchn);
+    platform_evtchn_close(provider->platform, provider->evtchn);
     if (provider->xs)
         xs_close(provider->xs);
     free(provider);

@@ -154,23 +154,6 @@ int parse_duration_ns(const char *s, uint64_t *ret_ns)
     return 0;
 }
 
-int emu_run_dir(char *buf, size_t len)
-{
-    const char *dir = getenv("XENSTATS_EMU_DIR");
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    int n;
-
-    if (dir && *dir)
-        n = snprintf(buf, len, "%s", dir);
-    else if (xdg && *xdg)
-        n = snprintf(buf, len, "%s/xenstats-emu", xdg);
-    else
-        n = snprintf(buf, len, "/tmp/xenstats-emu-%u", (unsigned int)getuid());
-    if (n < 0 || (size_t)n >= len)
-        return -ENAMETOOLONG;
-    return 0;
-}
-
 int read_small_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
 {
     char *buf = NULL;

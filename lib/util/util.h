@@ -59,9 +59,6 @@ int parse_u64(const char *s, uint64_t max, uint64_t *ret_value);
  */
 int parse_duration_ns(const char *s, uint64_t *ret_ns);
 
-/* Directory of the emulated host: $XENSTATS_EMU_DIR or the default. */
-int emu_run_dir(char *buf, size_t len);
-
 /* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
 int read_small_file(const char *path, size_t max, char **ret_text, size_t *ret_len);
 

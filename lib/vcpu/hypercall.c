@@ -52,17 +52,15 @@ int vcpu_hypercall_read(struct xenstats_host *host, uint32_t domid, uint32_t vcp
     uint64_t before, after;
     int r;
 
-    if (!p->backend->domain->vcpu_info)
-        return -EOPNOTSUPP;
     /* The hypervisor reads its clock somewhere inside the call: stamp the
      * sample with the middle of it, on the clock the map's readers use. */
-    r = p->backend->resource->clock_ns(p, &before);
+    r = platform_resource_clock_ns(p, &before);
     if (r < 0)
         return r;
-    r = p->backend->domain->vcpu_info(p, domid, vcpu, &info);
+    r = platform_domain_vcpu_info(p, domid, vcpu, &info);
     if (r < 0)
         return r;
-    r = p->backend->resource->clock_ns(p, &after);
+    r = platform_resource_clock_ns(p, &after);
     if (r < 0)
         return r;
     vcpu_sample_from_info(&info, before + (after - before) / 2, ret_sample);
@@ -100,7 +98,7 @@ static int hypercall_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
 {
     struct hypercall_map *h = hypercall_of(map);
 
-    return h->host->platform.backend->resource->clock_ns(&h->host->platform, ret_now);
+    return platform_resource_clock_ns(&h->host->platform, ret_now);
 }
 
 static void hypercall_close(struct xenstats_vcpu_map *map)
@@ -125,7 +123,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open_hypercall(struct xenstats_host 
     struct hypercall_map *h;
     int r;
 
-    r = p->backend->domain->info(p, domid, &info);
+    r = platform_domain_info(p, domid, &info);
     if (r < 0)
         return set_errno(r), NULL;
     /* Ask once now, so that a refusal shows at open, not at the first sample. */

@@ -425,7 +425,7 @@ static int region_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
 
     if (!m->host)
         return -EOPNOTSUPP;
-    r = m->host->platform.backend->resource->clock_ns(&m->host->platform, &now);
+    r = platform_resource_clock_ns(&m->host->platform, &now);
     if (r < 0)
         return r;
     if (m->max_update > now && (int64_t)(m->max_update - now) > m->host->region_clock_offset)
@@ -439,7 +439,7 @@ static void region_close(struct xenstats_vcpu_map *map)
     struct region_map *m = region_of(map);
 
     if (m->host)
-        m->host->platform.backend->resource->unmap(&m->host->platform, &m->resource);
+        platform_resource_unmap(&m->host->platform, &m->resource);
     free(m->owned);
     free(m);
 }
@@ -518,12 +518,12 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     struct region_map *map;
     int r;
 
-    r = p->backend->domain->info(p, domid, &info);
+    r = platform_domain_info(p, domid, &info);
     if (r < 0) {
         set_errno(r);
         return NULL;
     }
-    r = p->backend->resource->map(p, domid, XEN_VCPU_STATS_RESOURCE_TYPE, XEN_VCPU_STATS_RESOURCE_ID, &res);
+    r = platform_resource_map(p, domid, XEN_VCPU_STATS_RESOURCE_TYPE, XEN_VCPU_STATS_RESOURCE_ID, &res);
     if (r < 0) {
         /* every version's way of saying "no such resource" is one answer */
         set_errno(platform_resource_absent(r) ? -EOPNOTSUPP : r);
@@ -533,7 +533,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     if (!map) {
         int saved = errno;
 
-        p->backend->resource->unmap(p, &res);
+        platform_resource_unmap(p, &res);
         errno = saved;
         return NULL;
     }
@@ -541,7 +541,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     if (info.nr_vcpus > map->map.layout.nr_vcpus) {
         log_warning("domain %u: region holds %u records for %u vCPUs", domid, map->map.layout.nr_vcpus,
                     info.nr_vcpus);
-        p->backend->resource->unmap(p, &res);
+        platform_resource_unmap(p, &res);
         free(map);
         set_errno(-ERANGE);
         return NULL;

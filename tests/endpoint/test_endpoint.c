@@ -49,50 +49,142 @@ static void test_accepts_gzip(void **state)
             fail_msg("'%s' should not accept gzip", no[i]);
 }
 
-static void test_gzip_round_trip(void **state)
+/* A snapshot whose text is some n * 2.6 KB: many of RENDER_PIECE. */
+static struct snapshot *big_snapshot(uint32_t n)
 {
-    size_t len = 3 << 20, out_len = 0;
-    char *text = malloc(len), *out = NULL, *back = malloc(len);
-    uLongf back_len = (uLongf)len;
+    struct snapshot *s = snapshot_new();
+
+    assert_non_null(s);
+    s->backend = "emu";
+    s->nr_domains = n;
+    s->domains = calloc(n, sizeof(*s->domains));
+    assert_non_null(s->domains);
+    for (uint32_t i = 0; i < n; i++) {
+        struct snap_domain *d = &s->domains[i];
+
+        d->domid = i + 1;
+        snprintf(d->name, sizeof(d->name), "guest-%u-\xff", i); /* an invalid byte: U+FFFD */
+        d->nr_vcpus = 4;
+        d->vcpus = calloc(4, sizeof(*d->vcpus));
+        assert_non_null(d->vcpus);
+        for (int v = 0; v < 4; v++) {
+            d->vcpus[v].state = (uint8_t)v;
+            d->vcpus[v].time_valid[v] = true;
+            d->vcpus[v].time_ns[v] = 1000000007ULL * (i + 1);
+        }
+    }
+    return s;
+}
+
+/* Inflate a gzip member whole; the text, NUL-terminated, in a malloc'd buffer. */
+static char *gunzip(const char *gz, size_t gz_len, size_t max, size_t *ret_len)
+{
+    char *back = malloc(max + 1);
     z_stream z = {0};
 
-    (void)state;
-    assert_non_null(text);
     assert_non_null(back);
-    for (size_t i = 0; i < len; i++)
-        text[i] = "xenstats_vcpu_runstate_seconds_total{domid=\"1\"} 42\n"[i % 51];
-    assert_int_equal(http_gzip_encode(text, len, &out, &out_len), 0);
-    assert_true(out_len < len / 50);
-    assert_int_equal((unsigned char)out[0], 0x1f); /* gzip magic */
-    assert_int_equal((unsigned char)out[1], 0x8b);
     assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-    z.next_in = (Bytef *)out;
-    z.avail_in = (uInt)out_len;
+    z.next_in = (Bytef *)(uintptr_t)gz;
+    z.avail_in = (uInt)gz_len;
     z.next_out = (Bytef *)back;
-    z.avail_out = (uInt)back_len;
+    z.avail_out = (uInt)max;
     assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-    assert_int_equal(z.total_out, len);
+    *ret_len = z.total_out;
+    back[z.total_out] = '\0';
     inflateEnd(&z);
-    assert_memory_equal(back, text, len);
-    free(out);
-    /* empty input: still a valid gzip member */
-    assert_int_equal(http_gzip_encode("", 0, &out, &out_len), 0);
-    assert_true(out_len >= 18);
-    free(out);
-    free(text);
-    free(back);
+    return back;
+}
+
+static void test_gzip_round_trip(void **state)
+{
+    struct snapshot *s = big_snapshot(4000);
+    const char *text;
+    char *out = NULL, *back;
+    size_t text_len = 0, out_len = 0, back_len = 0;
+
+    (void)state;
+    for (int f = 0; f < 3; f++) {
+        text = snapshot_render(s, (enum render_format)f, &text_len);
+        assert_non_null(text);
+        assert_true(text_len > 8 * RENDER_PIECE);
+        assert_int_equal(http_gzip_snapshot(s, (enum render_format)f, &out, &out_len), 0);
+        assert_true(out_len < text_len / 5);
+        assert_int_equal((unsigned char)out[0], 0x1f); /* gzip magic */
+        assert_int_equal((unsigned char)out[1], 0x8b);
+        back = gunzip(out, out_len, text_len + 1, &back_len);
+        /* the same bytes as the whole rendering, made in pieces */
+        assert_int_equal(back_len, text_len);
+        assert_memory_equal(back, text, text_len);
+        free(back);
+        free(out);
+    }
+    snapshot_unref(s);
+}
+
+/* ---- rendering in pieces --------------------------------------------------------- */
+
+struct collected {
+    char *data;
+    size_t len, cap, pieces, largest;
+    size_t fail_at; /* the piece refused with -EPIPE; 0: none */
+};
+
+static int collect(void *ctx, const char *data, size_t len)
+{
+    struct collected *c = ctx;
+
+    c->pieces++;
+    if (c->fail_at && c->pieces == c->fail_at)
+        return -EPIPE;
+    if (len > c->largest)
+        c->largest = len;
+    assert_true(c->len + len <= c->cap);
+    memcpy(c->data + c->len, data, len);
+    c->len += len;
+    return 0;
+}
+
+static void test_render_to_pieces(void **state)
+{
+    struct snapshot *s = big_snapshot(2000);
+    struct collected c = {0};
+    const char *text;
+    size_t text_len = 0;
+
+    (void)state;
+    for (int f = 0; f < 3; f++) {
+        text = snapshot_render(s, (enum render_format)f, &text_len);
+        assert_non_null(text);
+        c = (struct collected){.data = malloc(text_len), .cap = text_len};
+        assert_non_null(c.data);
+        assert_int_equal(snapshot_render_to(s, (enum render_format)f, collect, &c), 0);
+        assert_int_equal(c.len, text_len);
+        assert_memory_equal(c.data, text, text_len);
+        /* never more than a piece held: no line here is longer than one */
+        assert_true(c.largest <= RENDER_PIECE);
+        assert_true(c.pieces >= text_len / RENDER_PIECE);
+        /* a sink that refuses ends the rendering with its error, and is not called again */
+        c.len = 0;
+        c.pieces = 0;
+        c.fail_at = 3;
+        assert_int_equal(snapshot_render_to(s, (enum render_format)f, collect, &c), -EPIPE);
+        assert_int_equal(c.pieces, 3);
+        assert_true(c.len > 0 && c.len <= 2 * (size_t)RENDER_PIECE);
+        free(c.data);
+    }
+    snapshot_unref(s);
 }
 
 /* ---- the snapshot's cache of the encoding -------------------------------------- */
 
 static int encoder_calls, encoder_fails;
 
-static int counting_gzip(const char *text, size_t len, char **ret_data, size_t *ret_len)
+static int counting_gzip(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len)
 {
     encoder_calls++;
     if (encoder_fails)
         return -ENOMEM;
-    return http_gzip_encode(text, len, ret_data, ret_len);
+    return http_gzip_snapshot(s, format, ret_data, ret_len);
 }
 
 static void test_snapshot_encoded(void **state)
@@ -385,6 +477,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts_gzip),
         cmocka_unit_test(test_gzip_round_trip),
+        cmocka_unit_test(test_render_to_pieces),
         cmocka_unit_test(test_snapshot_encoded),
         cmocka_unit_test(test_basic_credentials),
         cmocka_unit_test(test_auth_remembers_and_budgets),

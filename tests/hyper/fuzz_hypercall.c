@@ -125,11 +125,11 @@ static void check_invariants(struct hyper *hy)
                 continue;
             if (i == 0 || p->port != i || p->conn->dom != d)
                 abort();
-            if (p->state == PLATFORM_EVTCHN_INTERDOMAIN) {
+            if (p->state == EMU_HC_EVTCHN_INTERDOMAIN) {
                 struct hy_domain *rd = hyper_domain_find(hy, p->remote_domid);
                 struct hy_port *peer = rd && p->remote_port < rd->nr_ports ? rd->ports[p->remote_port] : NULL;
 
-                if (!peer || peer->state != PLATFORM_EVTCHN_INTERDOMAIN || peer->remote_domid != d->domid ||
+                if (!peer || peer->state != EMU_HC_EVTCHN_INTERDOMAIN || peer->remote_domid != d->domid ||
                     peer->remote_port != i)
                     abort();
             }

@@ -23,7 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "platform/emu_hypercall.h"
+#include "emu/proto/hypercall.h"
+#include "emu/proto/run_dir.h"
+#include "platform/emu_backend.h"
 #include "platform/platform.h"
 #include "util/util.h"
 
@@ -143,7 +145,7 @@ static void granter(int fd, void *argp)
     uint32_t refs[256];
     uint8_t *mem;
 
-    mem = p->backend->grant->share_pages(p, arg->grantee, arg->count, refs, arg->writable);
+    mem = platform_grant_share_pages(p, arg->grantee, arg->count, refs, arg->writable);
     CHECK(mem, "share_pages");
     for (uint32_t i = 0; i < arg->count; i++)
         mem[(size_t)i * 4096] = (uint8_t)(0xa0 + i);
@@ -165,7 +167,7 @@ static void granter(int fd, void *argp)
             put_u32(fd, mem[off]);
             break;
         case 'u':
-            put_u32(fd, (uint32_t)p->backend->grant->unshare(p, mem, arg->count));
+            put_u32(fd, (uint32_t)platform_grant_unshare(p, mem, arg->count));
             break;
         case 'q':
             exit(0);
@@ -212,13 +214,13 @@ static void try_map(int fd, void *argp)
 {
     struct map_arg *arg = argp;
     struct platform *p = join(arg->domid);
-    void *mem = p->backend->grant->map(p, 1, arg->count, arg->refs, arg->prot);
+    void *mem = platform_grant_map(p, 1, arg->count, arg->refs, arg->prot);
 
     if (arg->want_errno) {
         CHECK(!mem && errno == arg->want_errno, "map from domain %u: want errno %d", arg->domid, arg->want_errno);
     } else {
         CHECK(mem, "map from domain %u", arg->domid);
-        CHECK(p->backend->grant->unmap(p, mem, arg->count) == 0, "unmap");
+        CHECK(platform_grant_unmap(p, mem, arg->count) == 0, "unmap");
     }
     leave(p);
 }
@@ -235,7 +237,6 @@ static void check_grants(void)
 {
     struct share_arg rw = {.grantee = 2, .count = 3, .writable = 1}, ro = {.grantee = 2, .count = 2};
     struct platform *p2 = join(2);
-    const struct platform_grant_ops *g = p2->backend->grant;
     struct actor a, b, c;
     uint32_t refs[256], bad[1];
     uint8_t *mem;
@@ -244,7 +245,7 @@ static void check_grants(void)
     a = spawn(granter, &rw);
     get(a.fd, refs, rw.count * sizeof(uint32_t));
     CHECK(refs[0] >= 8 && refs[0] < 4096, "refs skip Xen's reserved entries (got %u)", refs[0]);
-    mem = g->map(p2, 1, rw.count, refs, PROT_READ | PROT_WRITE);
+    mem = platform_grant_map(p2, 1, rw.count, refs, PROT_READ | PROT_WRITE);
     CHECK(mem, "grantee maps writable");
     CHECK(mem[0] == 0xa0 && mem[4096] == 0xa1 && mem[8192] == 0xa2, "grantee sees the granter's bytes, in order");
     cmd_write(a.fd, 4096 + 7, 0x5a);
@@ -260,14 +261,14 @@ static void check_grants(void)
     pass("grants: only the named grantee maps (others: EINVAL)");
 
     bad[0] = 4095;
-    CHECK(!g->map(p2, 1, 1, bad, PROT_READ) && errno == EINVAL, "free ref: EINVAL");
+    CHECK(!platform_grant_map(p2, 1, 1, bad, PROT_READ) && errno == EINVAL, "free ref: EINVAL");
     bad[0] = 5000;
-    CHECK(!g->map(p2, 1, 1, bad, PROT_READ) && errno == EINVAL, "ref beyond the table: EINVAL");
+    CHECK(!platform_grant_map(p2, 1, 1, bad, PROT_READ) && errno == EINVAL, "ref beyond the table: EINVAL");
     bad[0] = 3;
-    CHECK(!g->map(p2, 1, 1, bad, PROT_READ) && errno == EINVAL, "reserved ref: EINVAL");
-    CHECK(!g->map(p2, 999, 1, refs, PROT_READ) && errno == EINVAL, "no such domain: EINVAL");
-    CHECK(g->unmap(p2, mem, 2) == -EINVAL, "unmap with another count: EINVAL");
-    CHECK(g->unmap(p2, mem + 4096, 1) == -EINVAL, "unmap of another address: EINVAL");
+    CHECK(!platform_grant_map(p2, 1, 1, bad, PROT_READ) && errno == EINVAL, "reserved ref: EINVAL");
+    CHECK(!platform_grant_map(p2, 999, 1, refs, PROT_READ) && errno == EINVAL, "no such domain: EINVAL");
+    CHECK(platform_grant_unmap(p2, mem, 2) == -EINVAL, "unmap with another count: EINVAL");
+    CHECK(platform_grant_unmap(p2, mem + 4096, 1) == -EINVAL, "unmap of another address: EINVAL");
     pass("grants: bad refs, domains and unmaps refused with gnttab's EINVAL");
 
     /* unshare while mapped: deferred, as gntalloc on Xen */
@@ -277,13 +278,13 @@ static void check_grants(void)
     mem[0] = 0x11;
     CHECK(mem[0] == 0x11, "still writable");
     {
-        void *again = g->map(p2, 1, 1, refs, PROT_READ);
+        void *again = platform_grant_map(p2, 1, 1, refs, PROT_READ);
 
         CHECK(again, "an unshared ref still mapped stays in use, mappable");
-        CHECK(g->unmap(p2, again, 1) == 0, "unmap again");
+        CHECK(platform_grant_unmap(p2, again, 1) == 0, "unmap again");
     }
-    CHECK(g->unmap(p2, mem, rw.count) == 0, "unmap");
-    CHECK(!g->map(p2, 1, 1, refs, PROT_READ) && errno == EINVAL, "after the last unmap the ref is gone");
+    CHECK(platform_grant_unmap(p2, mem, rw.count) == 0, "unmap");
+    CHECK(!platform_grant_map(p2, 1, 1, refs, PROT_READ) && errno == EINVAL, "after the last unmap the ref is gone");
     put(a.fd, "q", 1);
     CHECK(reap(&a) == 0, "granter");
     pass("grants: unshare while mapped keeps the page until the grantee unmaps");
@@ -291,9 +292,9 @@ static void check_grants(void)
     /* read-only stays read-only */
     b = spawn(granter, &ro);
     get(b.fd, refs, ro.count * sizeof(uint32_t));
-    CHECK(!g->map(p2, 1, ro.count, refs, PROT_READ | PROT_WRITE) && errno == EINVAL,
+    CHECK(!platform_grant_map(p2, 1, ro.count, refs, PROT_READ | PROT_WRITE) && errno == EINVAL,
           "writable map of a read-only grant: EINVAL");
-    mem = g->map(p2, 1, ro.count, refs, PROT_READ);
+    mem = platform_grant_map(p2, 1, ro.count, refs, PROT_READ);
     CHECK(mem && mem[4096] == 0xa1, "read-only map");
     CHECK(mprotect(mem, 4096, PROT_READ | PROT_WRITE) == -1 && errno == EACCES, "mprotect to writable: EACCES");
     c = spawn(write_readonly, mem);
@@ -306,8 +307,8 @@ static void check_grants(void)
     put(b.fd, "q", 1);
     CHECK(reap(&b) == 0, "granter exit");
     CHECK(mem[5] == 0x77, "memory valid after the granter exited");
-    CHECK(g->unmap(p2, mem, ro.count) == 0, "unmap after granter exit");
-    CHECK(!g->map(p2, 1, 1, refs, PROT_READ) && errno == EINVAL, "refs of an exited granter: EINVAL");
+    CHECK(platform_grant_unmap(p2, mem, ro.count) == 0, "unmap after granter exit");
+    CHECK(!platform_grant_map(p2, 1, 1, refs, PROT_READ) && errno == EINVAL, "refs of an exited granter: EINVAL");
     pass("grants: a granter's exit revokes its grants, mappings stay valid");
 
     /* many pages, several messages */
@@ -316,11 +317,11 @@ static void check_grants(void)
 
         a = spawn(granter, &big);
         get(a.fd, refs, big.count * sizeof(uint32_t));
-        mem = g->map(p2, 1, big.count, refs, PROT_READ);
+        mem = platform_grant_map(p2, 1, big.count, refs, PROT_READ);
         CHECK(mem, "map 200 pages");
         for (uint32_t i = 0; i < big.count; i++)
             CHECK(mem[(size_t)i * 4096] == (uint8_t)(0xa0 + i), "page %u in place", i);
-        CHECK(g->unmap(p2, mem, big.count) == 0, "unmap 200");
+        CHECK(platform_grant_unmap(p2, mem, big.count) == 0, "unmap 200");
         put(a.fd, "q", 1);
         CHECK(reap(&a) == 0, "granter");
         pass("grants: 200 pages shared and mapped contiguously in order");
@@ -332,35 +333,34 @@ static void check_grant_limits(void)
 {
     static uint32_t all_refs[4088];
     struct platform *p1 = join(1);
-    const struct platform_grant_ops *g = p1->backend->grant;
     void *mems[HY_LIMIT_CHUNKS];
     uint32_t refs[64];
     unsigned int n = 0, total = 0;
 
     /* 4096 entries, 8 reserved: 4088 shareable pages per domain. */
-    while (n < HY_LIMIT_CHUNKS && (mems[n] = g->share_pages(p1, 2, 50, refs, 0)))
+    while (n < HY_LIMIT_CHUNKS && (mems[n] = platform_grant_share_pages(p1, 2, 50, refs, 0)))
         n++, total += 50;
     CHECK(n < HY_LIMIT_CHUNKS && errno == ENOSPC, "table full: ENOSPC");
     CHECK(total == 4050, "%u pages shared before ENOSPC", total);
-    CHECK(g->share_pages(p1, 2, 38, refs, 0), "the last 38 entries");
-    CHECK(!g->share_pages(p1, 2, 1, refs, 0) && errno == ENOSPC, "one more: ENOSPC");
-    CHECK(g->unshare(p1, mems[0], 50) == 0, "unshare frees entries");
-    mems[0] = g->share_pages(p1, 2, 50, refs, 0);
+    CHECK(platform_grant_share_pages(p1, 2, 38, refs, 0), "the last 38 entries");
+    CHECK(!platform_grant_share_pages(p1, 2, 1, refs, 0) && errno == ENOSPC, "one more: ENOSPC");
+    CHECK(platform_grant_unshare(p1, mems[0], 50) == 0, "unshare frees entries");
+    mems[0] = platform_grant_share_pages(p1, 2, 50, refs, 0);
     CHECK(mems[0], "share again after unshare");
-    CHECK(g->unshare(p1, (uint8_t *)mems[1] + 4096, 1) == 0, "unshare one page of a share");
-    CHECK(g->share_pages(p1, 2, 1, refs, 0), "that entry is free again");
-    CHECK(g->unshare(p1, (uint8_t *)mems[1] + 100, 1) == -EINVAL, "unaligned unshare: EINVAL");
-    CHECK(g->unshare(p1, refs, 1) == -EINVAL, "unshare of unshared memory: EINVAL");
+    CHECK(platform_grant_unshare(p1, (uint8_t *)mems[1] + 4096, 1) == 0, "unshare one page of a share");
+    CHECK(platform_grant_share_pages(p1, 2, 1, refs, 0), "that entry is free again");
+    CHECK(platform_grant_unshare(p1, (uint8_t *)mems[1] + 100, 1) == -EINVAL, "unaligned unshare: EINVAL");
+    CHECK(platform_grant_unshare(p1, refs, 1) == -EINVAL, "unshare of unshared memory: EINVAL");
     leave(p1); /* revokes all */
     p1 = join(1);
-    mems[0] = p1->backend->grant->share_pages(p1, 2, 4088, all_refs, 0);
+    mems[0] = platform_grant_share_pages(p1, 2, 4088, all_refs, 0);
     CHECK(mems[0], "closing the handle revoked every grant");
     leave(p1);
     pass("grants: per-domain table of 4088 shareable entries, ENOSPC beyond, freed by unshare and close");
 
     /* each share is one file kept open in the emulator: bounded too */
     p1 = join(1);
-    for (n = 0; n < 300 && p1->backend->grant->share_pages(p1, 2, 1, refs, 0); n++)
+    for (n = 0; n < 300 && platform_grant_share_pages(p1, 2, 1, refs, 0); n++)
         ;
     CHECK(n == 256 && errno == ENOSPC, "256 separate shares, then ENOSPC (got %u)", n);
     leave(p1);
@@ -369,31 +369,30 @@ static void check_grant_limits(void)
 
 /* ---- event channels -------------------------------------------------- */
 
-static int wait_port(struct platform_evtchn *h, const struct platform_evtchn_ops *ev, int timeout_ms)
+static int wait_port(struct platform *p, struct platform_evtchn *h, int timeout_ms)
 {
-    struct pollfd pfd = {.fd = ev->fd(h), .events = POLLIN};
+    struct pollfd pfd = {.fd = platform_evtchn_fd(p, h), .events = POLLIN};
 
     if (poll(&pfd, 1, timeout_ms) != 1)
         return -ETIMEDOUT;
-    return ev->pending(h);
+    return platform_evtchn_pending(p, h);
 }
 
 /* Domain 2's side: bind to (1, port), then echo every event back. */
 static void echo_peer(int fd, void *arg)
 {
     struct platform *p = join(2);
-    const struct platform_evtchn_ops *ev = p->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p);
+    struct platform_evtchn *h = platform_evtchn_open(p);
     uint32_t remote = get_u32(fd);
     int port, got;
 
     CHECK(h, "open");
-    port = ev->bind_interdomain(h, 1, remote);
+    port = platform_evtchn_bind_interdomain(p, h, 1, remote);
     CHECK(port > 0, "bind_interdomain");
     /* Xen marks a fresh interdomain port pending. */
-    got = wait_port(h, ev, 2000);
+    got = wait_port(p, h, 2000);
     CHECK(got == port, "bind leaves the local port pending (got %d)", got);
-    CHECK(ev->unmask(h, (uint32_t)port) == 0, "unmask");
+    CHECK(platform_evtchn_unmask(p, h, (uint32_t)port) == 0, "unmask");
     put_u32(fd, (uint32_t)port);
     for (;;) {
         uint32_t n = get_u32(fd);
@@ -401,109 +400,112 @@ static void echo_peer(int fd, void *arg)
         if (n == 0)
             break;
         for (uint32_t i = 0; i < n; i++) {
-            got = wait_port(h, ev, 2000);
+            got = wait_port(p, h, 2000);
             CHECK(got == port, "event %u from domain 1 (got %d)", i, got);
-            CHECK(ev->unmask(h, (uint32_t)port) == 0, "unmask");
-            CHECK(ev->notify(h, (uint32_t)port) == 0, "notify back");
+            CHECK(platform_evtchn_unmask(p, h, (uint32_t)port) == 0, "unmask");
+            CHECK(platform_evtchn_notify(p, h, (uint32_t)port) == 0, "notify back");
         }
         put_u32(fd, 0);
     }
-    ev->close(h);
+    platform_evtchn_close(p, h);
     leave(p);
 }
 
 static void check_evtchn(void)
 {
     struct platform *p1 = join(1);
-    const struct platform_evtchn_ops *ev = p1->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p1), *h2;
+    struct platform_evtchn *h = platform_evtchn_open(p1), *h2;
     enum platform_evtchn_state st;
     struct actor a;
     int port, peer_port, got;
 
     CHECK(h, "open");
-    port = ev->bind_unbound_port(h, 2);
+    port = platform_evtchn_bind_unbound_port(p1, h, 2);
     CHECK(port > 0, "alloc unbound");
-    CHECK(ev->status(h, (uint32_t)port, &st) == 0 && st == PLATFORM_EVTCHN_UNBOUND, "unbound");
+    CHECK(platform_evtchn_status(p1, h, (uint32_t)port, &st) == 0 && st == PLATFORM_EVTCHN_UNBOUND, "unbound");
     a = spawn(echo_peer, NULL);
     put_u32(a.fd, (uint32_t)port);
     peer_port = (int)get_u32(a.fd);
     CHECK(peer_port > 0, "peer port");
-    CHECK(ev->status(h, (uint32_t)port, &st) == 0 && st == PLATFORM_EVTCHN_INTERDOMAIN, "interdomain");
-    CHECK(ev->pending(h) == -EAGAIN, "nothing pending before any notify");
+    CHECK(platform_evtchn_status(p1, h, (uint32_t)port, &st) == 0 && st == PLATFORM_EVTCHN_INTERDOMAIN, "interdomain");
+    CHECK(platform_evtchn_pending(p1, h) == -EAGAIN, "nothing pending before any notify");
     put_u32(a.fd, 100);
     for (int i = 0; i < 100; i++) {
-        CHECK(ev->notify(h, (uint32_t)port) == 0, "notify");
-        got = wait_port(h, ev, 2000);
+        CHECK(platform_evtchn_notify(p1, h, (uint32_t)port) == 0, "notify");
+        got = wait_port(p1, h, 2000);
         CHECK(got == port, "echo %d came back (got %d)", i, got);
-        CHECK(ev->unmask(h, (uint32_t)port) == 0, "unmask");
+        CHECK(platform_evtchn_unmask(p1, h, (uint32_t)port) == 0, "unmask");
     }
     CHECK(get_u32(a.fd) == 0, "peer done");
     pass("evtchn: 100 notifications each way between two processes, pollable fd");
 
     /* one more round trip, then the peer exits */
     put_u32(a.fd, 1);
-    CHECK(ev->notify(h, (uint32_t)port) == 0, "notify");
-    CHECK(wait_port(h, ev, 2000) == port, "echo");
+    CHECK(platform_evtchn_notify(p1, h, (uint32_t)port) == 0, "notify");
+    CHECK(wait_port(p1, h, 2000) == port, "echo");
     CHECK(get_u32(a.fd) == 0, "peer done");
     put_u32(a.fd, 0);
     CHECK(reap(&a) == 0, "peer exit");
-    CHECK(ev->status(h, (uint32_t)port, &st) == 0 && st == PLATFORM_EVTCHN_UNBOUND,
+    CHECK(platform_evtchn_status(p1, h, (uint32_t)port, &st) == 0 && st == PLATFORM_EVTCHN_UNBOUND,
           "peer's exit closes its port: ours is unbound again");
-    CHECK(ev->notify(h, (uint32_t)port) == 0, "notify to an unbound port is dropped silently");
+    CHECK(platform_evtchn_notify(p1, h, (uint32_t)port) == 0, "notify to an unbound port is dropped silently");
     pass("evtchn: a peer's exit is seen as the port going back to unbound");
-    CHECK(ev->unmask(h, (uint32_t)port) == 0, "unmask");
-    CHECK(ev->pending(h) == -EAGAIN, "nothing further");
+    CHECK(platform_evtchn_unmask(p1, h, (uint32_t)port) == 0, "unmask");
+    CHECK(platform_evtchn_pending(p1, h) == -EAGAIN, "nothing further");
 
     /* masked delivery coalesces: same domain, loopback through two handles */
-    h2 = ev->open(p1);
+    h2 = platform_evtchn_open(p1);
     CHECK(h2, "second handle");
     {
-        int lp = ev->bind_unbound_port(h, 1), rp;
+        int lp = platform_evtchn_bind_unbound_port(p1, h, 1), rp;
 
         CHECK(lp > 0, "loopback alloc");
-        rp = ev->bind_interdomain(h2, EMU_HC_DOMID_SELF, (uint32_t)lp);
+        rp = platform_evtchn_bind_interdomain(p1, h2, EMU_HC_DOMID_SELF, (uint32_t)lp);
         CHECK(rp > 0, "loopback bind (DOMID_SELF)");
-        CHECK(wait_port(h2, ev, 2000) == rp, "bind pending");
+        CHECK(wait_port(p1, h2, 2000) == rp, "bind pending");
         /* rp stays masked: five notifications must come as one */
         for (int i = 0; i < 5; i++)
-            CHECK(ev->notify(h, (uint32_t)lp) == 0, "notify %d", i);
-        CHECK(ev->pending(h2) == -EAGAIN, "nothing delivered while masked");
-        CHECK(ev->unmask(h2, (uint32_t)rp) == 0, "unmask");
-        CHECK(wait_port(h2, ev, 2000) == rp, "one delivery after unmask");
-        CHECK(ev->unmask(h2, (uint32_t)rp) == 0, "unmask");
-        CHECK(wait_port(h2, ev, 100) == -ETIMEDOUT, "and only one");
+            CHECK(platform_evtchn_notify(p1, h, (uint32_t)lp) == 0, "notify %d", i);
+        CHECK(platform_evtchn_pending(p1, h2) == -EAGAIN, "nothing delivered while masked");
+        CHECK(platform_evtchn_unmask(p1, h2, (uint32_t)rp) == 0, "unmask");
+        CHECK(wait_port(p1, h2, 2000) == rp, "one delivery after unmask");
+        CHECK(platform_evtchn_unmask(p1, h2, (uint32_t)rp) == 0, "unmask");
+        CHECK(wait_port(p1, h2, 100) == -ETIMEDOUT, "and only one");
         pass("evtchn: notifications to a masked port coalesce into one delivery at unmask");
 
-        CHECK(ev->notify(h, (uint32_t)rp) == -ENOTCONN, "notify on another handle's port: ENOTCONN");
-        CHECK(ev->unbind(h, (uint32_t)rp) == -ENOTCONN, "unbind another handle's port: ENOTCONN");
-        CHECK(ev->notify(h, 5000) == -EINVAL, "notify beyond the ports: EINVAL");
-        CHECK(ev->unmask(h, 5000) == 0, "unmask of a stranger port is ignored");
-        CHECK(ev->status(h, 5000, &st) == -EINVAL, "status beyond the ports: EINVAL");
-        CHECK(ev->status(h, 1000, &st) == 0 && st == PLATFORM_EVTCHN_CLOSED, "status of a free port: closed");
-        CHECK(ev->unbind(h2, (uint32_t)rp) == 0, "unbind");
-        CHECK(ev->unbind(h2, (uint32_t)rp) == -ENOTCONN, "unbind twice: ENOTCONN");
-        CHECK(ev->status(h, (uint32_t)lp, &st) == 0 && st == PLATFORM_EVTCHN_UNBOUND, "unbind seen by the peer");
-        rp = ev->bind_interdomain(h2, 1, (uint32_t)lp);
+        CHECK(platform_evtchn_notify(p1, h, (uint32_t)rp) == -ENOTCONN, "notify on another handle's port: ENOTCONN");
+        CHECK(platform_evtchn_unbind(p1, h, (uint32_t)rp) == -ENOTCONN, "unbind another handle's port: ENOTCONN");
+        CHECK(platform_evtchn_notify(p1, h, 5000) == -EINVAL, "notify beyond the ports: EINVAL");
+        CHECK(platform_evtchn_unmask(p1, h, 5000) == 0, "unmask of a stranger port is ignored");
+        CHECK(platform_evtchn_status(p1, h, 5000, &st) == -EINVAL, "status beyond the ports: EINVAL");
+        CHECK(platform_evtchn_status(p1, h, 1000, &st) == 0 && st == PLATFORM_EVTCHN_CLOSED,
+              "status of a free port: closed");
+        CHECK(platform_evtchn_unbind(p1, h2, (uint32_t)rp) == 0, "unbind");
+        CHECK(platform_evtchn_unbind(p1, h2, (uint32_t)rp) == -ENOTCONN, "unbind twice: ENOTCONN");
+        CHECK(platform_evtchn_status(p1, h, (uint32_t)lp, &st) == 0 && st == PLATFORM_EVTCHN_UNBOUND,
+              "unbind seen by the peer");
+        rp = platform_evtchn_bind_interdomain(p1, h2, 1, (uint32_t)lp);
         CHECK(rp > 0, "the closer's domain may bind the port again, as on Xen");
-        CHECK(ev->unbind(h, (uint32_t)lp) == 0 && ev->unbind(h2, (uint32_t)rp) == 0, "unbind both");
+        CHECK(platform_evtchn_unbind(p1, h, (uint32_t)lp) == 0 && platform_evtchn_unbind(p1, h2, (uint32_t)rp) == 0,
+              "unbind both");
         pass("evtchn: ENOTCONN/EINVAL for foreign and bad ports; unbind seen by the peer; rebinding");
     }
 
     /* binding checks */
     {
         struct platform *p0 = join(0);
-        struct platform_evtchn *h0 = ev->open(p0);
-        int for2 = ev->bind_unbound_port(h, 2);
+        struct platform_evtchn *h0 = platform_evtchn_open(p0);
+        int for2 = platform_evtchn_bind_unbound_port(p1, h, 2);
 
         CHECK(h0 && for2 > 0, "dom0 handle and a port for domain 2");
-        CHECK(ev->bind_interdomain(h0, 1, (uint32_t)for2) == -EINVAL, "wrong domain binding: EINVAL");
-        CHECK(ev->bind_interdomain(h0, 1, 1000) == -EINVAL, "binding a free port: EINVAL");
-        CHECK(ev->bind_interdomain(h0, 1, 100000) == -EINVAL, "binding beyond the ports: EINVAL");
-        CHECK(ev->bind_interdomain(h0, 999, 1) == -ESRCH, "binding to no domain: ESRCH");
-        CHECK(ev->bind_interdomain(h0, 1, (uint32_t)port) == -EINVAL, "port unbound for domain 2, not 0: EINVAL");
-        CHECK(ev->unbind(h, (uint32_t)for2) == 0, "unbind");
-        ev->close(h0);
+        CHECK(platform_evtchn_bind_interdomain(p0, h0, 1, (uint32_t)for2) == -EINVAL, "wrong domain binding: EINVAL");
+        CHECK(platform_evtchn_bind_interdomain(p0, h0, 1, 1000) == -EINVAL, "binding a free port: EINVAL");
+        CHECK(platform_evtchn_bind_interdomain(p0, h0, 1, 100000) == -EINVAL, "binding beyond the ports: EINVAL");
+        CHECK(platform_evtchn_bind_interdomain(p0, h0, 999, 1) == -ESRCH, "binding to no domain: ESRCH");
+        CHECK(platform_evtchn_bind_interdomain(p0, h0, 1, (uint32_t)port) == -EINVAL,
+              "port unbound for domain 2, not 0: EINVAL");
+        CHECK(platform_evtchn_unbind(p1, h, (uint32_t)for2) == 0, "unbind");
+        platform_evtchn_close(p0, h0);
         leave(p0);
         pass("evtchn: binding from the wrong domain or to a non-unbound port: EINVAL; no domain: ESRCH");
     }
@@ -512,16 +514,16 @@ static void check_evtchn(void)
     {
         int n = 0, last;
 
-        CHECK(ev->unbind(h, (uint32_t)port) == 0, "unbind");
-        while ((last = ev->bind_unbound_port(h2, 2)) > 0)
+        CHECK(platform_evtchn_unbind(p1, h, (uint32_t)port) == 0, "unbind");
+        while ((last = platform_evtchn_bind_unbound_port(p1, h2, 2)) > 0)
             n++;
         CHECK(last == -ENOSPC, "ENOSPC when the ports run out (got %d)", last);
         CHECK(n == 1023, "1023 ports (got %d)", n);
-        ev->close(h2); /* frees them all */
-        CHECK(ev->bind_unbound_port(h, 2) == 1, "closing a handle frees its ports; lowest first");
+        platform_evtchn_close(p1, h2); /* frees them all */
+        CHECK(platform_evtchn_bind_unbound_port(p1, h, 2) == 1, "closing a handle frees its ports; lowest first");
         pass("evtchn: 1023 ports per domain, ENOSPC beyond, freed by closing the handle");
     }
-    ev->close(h);
+    platform_evtchn_close(p1, h);
     leave(p1);
 }
 
@@ -556,11 +558,10 @@ static bool hung_up(int fd)
 static void still_serving(void)
 {
     struct platform *p = join(2);
-    const struct platform_evtchn_ops *ev = p->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p);
+    struct platform_evtchn *h = platform_evtchn_open(p);
 
-    CHECK(h && ev->bind_unbound_port(h, 1) > 0, "another client still served");
-    ev->close(h);
+    CHECK(h && platform_evtchn_bind_unbound_port(p, h, 1) > 0, "another client still served");
+    platform_evtchn_close(p, h);
     leave(p);
 }
 
@@ -740,34 +741,33 @@ static long rss_kb(pid_t pid)
 static void cycles(unsigned int n)
 {
     struct platform *p1 = join(1), *p2;
-    const struct platform_grant_ops *g = p1->backend->grant;
-    const struct platform_evtchn_ops *ev = p1->backend->evtchn;
-    struct platform_evtchn *h1 = ev->open(p1), *h2;
+    struct platform_evtchn *h1 = platform_evtchn_open(p1), *h2;
     uint32_t ref;
 
     p2 = join(2);
-    h2 = ev->open(p2);
+    h2 = platform_evtchn_open(p2);
     CHECK(h1 && h2, "handles");
     for (unsigned int i = 0; i < n; i++) {
-        uint8_t *mem = g->share_pages(p1, 2, 1, &ref, 1), *map;
+        uint8_t *mem = platform_grant_share_pages(p1, 2, 1, &ref, 1), *map;
         int lp, rp;
 
         CHECK(mem, "share %u", i);
-        map = g->map(p2, 1, 1, &ref, PROT_READ | PROT_WRITE);
+        map = platform_grant_map(p2, 1, 1, &ref, PROT_READ | PROT_WRITE);
         CHECK(map, "map %u", i);
-        CHECK(g->unmap(p2, map, 1) == 0 && g->unshare(p1, mem, 1) == 0, "unmap/unshare %u", i);
-        lp = ev->bind_unbound_port(h1, 2);
-        rp = ev->bind_interdomain(h2, 1, (uint32_t)lp);
+        CHECK(platform_grant_unmap(p2, map, 1) == 0 && platform_grant_unshare(p1, mem, 1) == 0, "unmap/unshare %u", i);
+        lp = platform_evtchn_bind_unbound_port(p1, h1, 2);
+        rp = platform_evtchn_bind_interdomain(p2, h2, 1, (uint32_t)lp);
         CHECK(lp > 0 && rp > 0, "bind %u", i);
-        CHECK(ev->notify(h1, (uint32_t)lp) == 0, "notify %u", i);
-        CHECK(ev->unbind(h2, (uint32_t)rp) == 0 && ev->unbind(h1, (uint32_t)lp) == 0, "unbind %u", i);
-        while (ev->pending(h2) >= 0)
+        CHECK(platform_evtchn_notify(p1, h1, (uint32_t)lp) == 0, "notify %u", i);
+        CHECK(platform_evtchn_unbind(p2, h2, (uint32_t)rp) == 0 && platform_evtchn_unbind(p1, h1, (uint32_t)lp) == 0,
+              "unbind %u", i);
+        while (platform_evtchn_pending(p2, h2) >= 0)
             ;
         if (i % 100 == 0) { /* and connect/disconnect, 1 in 100 with work left behind */
-            struct platform_evtchn *h3 = ev->open(p2);
+            struct platform_evtchn *h3 = platform_evtchn_open(p2);
 
-            CHECK(h3 && ev->bind_unbound_port(h3, 1) > 0, "connect %u", i);
-            ev->close(h3);
+            CHECK(h3 && platform_evtchn_bind_unbound_port(p1, h3, 1) > 0, "connect %u", i);
+            platform_evtchn_close(p1, h3);
         }
         {
             int fd = emu_hypercall_connect(1);
@@ -776,8 +776,8 @@ static void cycles(unsigned int n)
             close(fd);
         }
     }
-    ev->close(h1);
-    ev->close(h2);
+    platform_evtchn_close(p1, h1);
+    platform_evtchn_close(p2, h2);
     leave(p1);
     leave(p2);
 }

@@ -51,14 +51,14 @@ static void *grant_worker(void *arg)
 
     for (int i = 0; i < ROUNDS; i++) {
         uint32_t refs[3];
-        uint8_t *mem = p1->backend->grant->share_pages(p1, 2, 3, refs, 1), *map;
+        uint8_t *mem = platform_grant_share_pages(p1, 2, 3, refs, 1), *map;
 
         if (!mem) {
             failed("share", errno);
             return NULL;
         }
         mem[4096 * 2 + 1] = tag;
-        map = p2->backend->grant->map(p2, 1, 3, refs, PROT_READ | PROT_WRITE);
+        map = platform_grant_map(p2, 1, 3, refs, PROT_READ | PROT_WRITE);
         if (!map) {
             failed("map", errno);
             return NULL;
@@ -68,18 +68,18 @@ static void *grant_worker(void *arg)
         map[5] = (uint8_t)i;
         if (mem[5] != (uint8_t)i)
             failed("write back", EIO);
-        if (p2->backend->grant->unmap(p2, map, 3) < 0 || p1->backend->grant->unshare(p1, mem, 3) < 0)
+        if (platform_grant_unmap(p2, map, 3) < 0 || platform_grant_unshare(p1, mem, 3) < 0)
             failed("unmap/unshare", errno);
     }
     return NULL;
 }
 
-static int wait_port(const struct platform_evtchn_ops *ev, struct platform_evtchn *h)
+static int wait_port(struct platform *p, struct platform_evtchn *h)
 {
-    struct pollfd pfd = {.fd = ev->fd(h), .events = POLLIN};
+    struct pollfd pfd = {.fd = platform_evtchn_fd(p, h), .events = POLLIN};
     int port;
 
-    while ((port = ev->pending(h)) == -EAGAIN)
+    while ((port = platform_evtchn_pending(p, h)) == -EAGAIN)
         if (poll(&pfd, 1, 5000) != 1)
             return -ETIMEDOUT;
     return port;
@@ -88,34 +88,32 @@ static int wait_port(const struct platform_evtchn_ops *ev, struct platform_evtch
 /* Domain 1: allocates, then notifies and waits PINGS times. */
 static void *pinger(void *arg)
 {
-    const struct platform_evtchn_ops *ev = p1->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p1);
+    struct platform_evtchn *h = platform_evtchn_open(p1);
     int port;
 
     if (!h) {
         failed("open", errno);
         return NULL;
     }
-    port = ev->bind_unbound_port(h, 2);
+    port = platform_evtchn_bind_unbound_port(p1, h, 2);
     atomic_store(&ping_port, port);
     /* Only the binder's port is pending after the bind, not ours. */
     while (atomic_load(&pong_port) == 0)
         usleep(1000);
     for (int i = 0; i < PINGS; i++) {
-        if (ev->notify(h, (uint32_t)port) < 0 || wait_port(ev, h) != port) {
+        if (platform_evtchn_notify(p1, h, (uint32_t)port) < 0 || wait_port(p1, h) != port) {
             failed("ping", ETIMEDOUT);
             break;
         }
-        ev->unmask(h, (uint32_t)port);
+        platform_evtchn_unmask(p1, h, (uint32_t)port);
     }
-    ev->close(h);
+    platform_evtchn_close(p1, h);
     return NULL;
 }
 
 static void *ponger(void *arg)
 {
-    const struct platform_evtchn_ops *ev = p2->backend->evtchn;
-    struct platform_evtchn *h = ev->open(p2);
+    struct platform_evtchn *h = platform_evtchn_open(p2);
     int port, remote;
 
     if (!h) {
@@ -124,24 +122,24 @@ static void *ponger(void *arg)
     }
     while ((remote = atomic_load(&ping_port)) == 0)
         usleep(1000);
-    port = ev->bind_interdomain(h, 1, (uint32_t)remote);
-    if (port < 0 || wait_port(ev, h) != port) {
+    port = platform_evtchn_bind_interdomain(p2, h, 1, (uint32_t)remote);
+    if (port < 0 || wait_port(p2, h) != port) {
         failed("bind", -port);
         atomic_store(&pong_port, -1);
-        ev->close(h);
+        platform_evtchn_close(p2, h);
         return NULL;
     }
-    ev->unmask(h, (uint32_t)port);
+    platform_evtchn_unmask(p2, h, (uint32_t)port);
     atomic_store(&pong_port, port);
     for (int i = 0; i < PINGS; i++) {
-        if (wait_port(ev, h) != port) {
+        if (wait_port(p2, h) != port) {
             failed("pong", ETIMEDOUT);
             break;
         }
-        ev->unmask(h, (uint32_t)port);
-        ev->notify(h, (uint32_t)port);
+        platform_evtchn_unmask(p2, h, (uint32_t)port);
+        platform_evtchn_notify(p2, h, (uint32_t)port);
     }
-    ev->close(h);
+    platform_evtchn_close(p2, h);
     return NULL;
 }
 

@@ -122,7 +122,7 @@ static void test_domain_teardown(void **state)
      * mapping's bookkeeping goes, unmap of it is fine */
     hyper_domain_remove(hy, 2);
     assert_int_equal(call(a, EMU_HC_EVT_STATUS, 0, (uint32_t)port, 0, 0, NULL, -1, &reply, NULL), 0);
-    assert_int_equal(reply.a[0], PLATFORM_EVTCHN_UNBOUND);
+    assert_int_equal(reply.a[0], EMU_HC_EVTCHN_UNBOUND);
     assert_int_equal(reply.a[1], 2);
     assert_int_equal(a->nr_mapped, 0);
     assert_int_equal(call(a, EMU_HC_GNT_UNMAP, 2, 0, 0, 1, &ref, -1, NULL, NULL), 0);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xenstats/xenstats.h>
+
 #include "pv/parse.h"
 
 #define MAX_LINES 1024
@@ -77,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_number(names[i], name_lens[i], UINT32_MAX);
         if (values[i]) {
             check_number(values[i], value_lens[i], UINT32_MAX);
-            check_number(values[i], value_lens[i], 0x7fef);
+            check_number(values[i], value_lens[i], XENSTATS_DOMID_MAX);
         }
         r = pv_classify_key(names[i], name_lens[i], &index);
         if (r != -EINVAL && (r < PV_KEY_OTHER || r > PV_KEY_EVENT_CHANNEL))

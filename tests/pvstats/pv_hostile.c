@@ -85,15 +85,15 @@ static void put_u64(unsigned int i, uint64_t v)
 
 static void grant_pages(uint32_t grantee)
 {
-    names = pl->backend->grant->share_pages(pl, grantee, 1, &name_ref, 0);
-    values = pl->backend->grant->share_pages(pl, 0, 1, &value_ref, 0);
+    names = platform_grant_share_pages(pl, grantee, 1, &name_ref, 0);
+    values = platform_grant_share_pages(pl, 0, 1, &value_ref, 0);
     if (!names || !values)
         die("share_pages");
 }
 
 static void bind_port(void)
 {
-    port = pl->backend->evtchn->bind_unbound_port(ev, 0);
+    port = platform_evtchn_bind_unbound_port(pl, ev, 0);
     if (port < 0) {
         errno = -port;
         die("bind_unbound_port");
@@ -165,8 +165,8 @@ int main(int argc, char **argv)
     if (!host)
         die("host");
     pl = &host->platform;
-    xs = pl->backend->store->open(pl, 0);
-    ev = pl->backend->evtchn->open(pl);
+    xs = platform_store_open(pl, 0);
+    ev = platform_evtchn_open(pl);
     if (!xs || !ev)
         die("open");
     if (!strcmp(sc, "storm"))
@@ -240,17 +240,17 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     while (!stop) {
-        int fd = port >= 0 ? pl->backend->evtchn->fd(ev) : -1;
+        int fd = port >= 0 ? platform_evtchn_fd(pl, ev) : -1;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         int p;
 
         if (!strcmp(sc, "flood") && port >= 0) {
-            pl->backend->evtchn->notify(ev, (uint32_t)port);
+            platform_evtchn_notify(pl, ev, (uint32_t)port);
             usleep(100);
         }
         if (fd < 0 || poll(&pfd, 1, 50) <= 0)
             continue;
-        while ((p = pl->backend->evtchn->pending(ev)) >= 0) {
+        while ((p = platform_evtchn_pending(pl, ev)) >= 0) {
             samples++;
             if (!strcmp(sc, "keys-deleted")) {
                 xs_rm(xs, XBT_NULL, base); /* mid-sample, and never answer */
@@ -258,17 +258,17 @@ int main(int argc, char **argv)
                 put_u64(0, 7 + samples);
                 if (!strcmp(sc, "rewrite-names") && samples == 2)
                     entry(names, 0, XEN_PV_STATS_TYPE_U64, "renamed");
-                pl->backend->evtchn->notify(ev, (uint32_t)p);
+                platform_evtchn_notify(pl, ev, (uint32_t)p);
             }
-            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+            platform_evtchn_unmask(pl, ev, (uint32_t)p);
         }
     }
     xs_rm(xs, XBT_NULL, base);
     if (port >= 0)
-        pl->backend->evtchn->unbind(ev, (uint32_t)port);
-    pl->backend->grant->unshare(pl, names, 1);
-    pl->backend->grant->unshare(pl, values, 1);
-    pl->backend->evtchn->close(ev);
+        platform_evtchn_unbind(pl, ev, (uint32_t)port);
+    platform_grant_unshare(pl, names, 1);
+    platform_grant_unshare(pl, values, 1);
+    platform_evtchn_close(pl, ev);
     xs_close(xs);
     xenstats_host_close(host);
     return 0;

@@ -200,11 +200,11 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "platform")) {
         host = xenstats_host_open(XENSTATS_BACKEND_EMU);
-        if (!host || !host->platform.backend->store) {
+        if (!host) {
             fprintf(stderr, "xs_client: no emu store\n");
             return 2;
         }
-        h = host->platform.backend->store->open(&host->platform, 0);
+        h = platform_store_open(&host->platform, 0);
         if (!h) {
             fprintf(stderr, "xs_client: store open: %s\n", strerror(errno));
             return 2;

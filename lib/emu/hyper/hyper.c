@@ -184,7 +184,7 @@ static int gnt_share(struct hy_conn *c, const struct emu_hc_request *req, int me
     uint32_t i, ref;
     int r;
 
-    if (req->count == 0 || req->domid > EMU_MAX_DOMID || req->flags & ~EMU_HC_WRITABLE)
+    if (req->count == 0 || req->domid > XENSTATS_DOMID_MAX || req->flags & ~EMU_HC_WRITABLE)
         return -EINVAL;
     r = check_memfd(memfd, ((uint64_t)req->first_page + req->count) * EMU_HC_PAGE_SIZE);
     if (r < 0)
@@ -475,7 +475,7 @@ static struct hy_port *peer_of(struct hy_port *p)
 {
     struct hy_domain *rd = hyper_domain_find(p->conn->dom->hy, p->remote_domid);
 
-    if (p->state != PLATFORM_EVTCHN_INTERDOMAIN || !rd || p->remote_port >= rd->nr_ports)
+    if (p->state != EMU_HC_EVTCHN_INTERDOMAIN || !rd || p->remote_port >= rd->nr_ports)
         return NULL;
     return rd->ports[p->remote_port];
 }
@@ -488,7 +488,7 @@ static void ev_close(struct hy_domain *d, struct hy_port *p)
     struct hy_port *peer = peer_of(p);
 
     if (peer) {
-        peer->state = PLATFORM_EVTCHN_UNBOUND;
+        peer->state = EMU_HC_EVTCHN_UNBOUND;
         peer->remote_domid = d->domid;
         peer->remote_port = 0;
     }
@@ -559,24 +559,24 @@ static int evtchn_op(struct hy_conn *c, const struct emu_hc_request *req, struct
     switch (req->op) {
     case EMU_HC_EVT_ALLOC_UNBOUND:
         /* Xen records the remote domid without checking it exists. */
-        if (remote > EMU_MAX_DOMID)
+        if (remote > XENSTATS_DOMID_MAX)
             return -EINVAL;
-        r = ev_alloc(c, PLATFORM_EVTCHN_UNBOUND, remote, &p);
+        r = ev_alloc(c, EMU_HC_EVTCHN_UNBOUND, remote, &p);
         return r < 0 ? r : (int)p->port;
     case EMU_HC_EVT_BIND_INTERDOMAIN:
-        rd = remote <= EMU_MAX_DOMID ? hyper_domain_find(d->hy, remote) : NULL;
+        rd = remote <= XENSTATS_DOMID_MAX ? hyper_domain_find(d->hy, remote) : NULL;
         if (!rd)
             return -ESRCH;
         if (req->port >= rd->nr_ports)
             return -EINVAL;
         rp = rd->ports[req->port];
-        if (!rp || rp->state != PLATFORM_EVTCHN_UNBOUND || rp->remote_domid != d->domid)
+        if (!rp || rp->state != EMU_HC_EVTCHN_UNBOUND || rp->remote_domid != d->domid)
             return -EINVAL;
-        r = ev_alloc(c, PLATFORM_EVTCHN_INTERDOMAIN, rd->domid, &p);
+        r = ev_alloc(c, EMU_HC_EVTCHN_INTERDOMAIN, rd->domid, &p);
         if (r < 0)
             return r;
         p->remote_port = rp->port;
-        rp->state = PLATFORM_EVTCHN_INTERDOMAIN;
+        rp->state = EMU_HC_EVTCHN_INTERDOMAIN;
         rp->remote_domid = d->domid;
         rp->remote_port = p->port;
         /* Xen marks the new local port pending: notifications sent to the
@@ -631,7 +631,7 @@ static int evtchn_op(struct hy_conn *c, const struct emu_hc_request *req, struct
             return -EINVAL;
         p = d->ports[req->port];
         reply->count = 3;
-        reply->a[0] = p ? p->state : PLATFORM_EVTCHN_CLOSED;
+        reply->a[0] = p ? p->state : EMU_HC_EVTCHN_CLOSED;
         reply->a[1] = p ? p->remote_domid : 0;
         reply->a[2] = p ? p->remote_port : 0;
         return 0;

@@ -9,7 +9,7 @@
  *    the event sockets it creates, so unit tests and the fuzzer drive it
  *    directly;
  *  - the transport (emu_hyper_register()): the per-domain hypercall
- *    sockets on the emulator's loop (protocol in platform/emu_hypercall.h).
+ *    sockets on the emulator's loop (protocol in emu/proto/hypercall.h).
  *
  * Everything runs on the emulator's single thread.
  */
@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "platform/emu_hypercall.h"
+#include "emu/proto/hypercall.h"
 
 struct emu_host;
 struct emu_loop;

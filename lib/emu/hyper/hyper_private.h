@@ -9,7 +9,6 @@
 
 #include "emu/emu.h"
 #include "hyper.h"
-#include "platform/platform.h"
 
 /* A granted memfd, shared by the entries that point into it. */
 struct hy_memfd {
@@ -43,7 +42,7 @@ struct hy_port {
     uint32_t port;
     uint32_t remote_domid;
     uint32_t remote_port;
-    enum platform_evtchn_state state;
+    enum emu_hc_evtchn_state state;
     bool pending; /* notified since last delivered */
     bool masked;  /* delivered, not unmasked yet */
     bool queued;  /* waiting for room in the event socket */

@@ -99,35 +99,35 @@ static int adhoc_guest(void)
     if (!host)
         return 1;
     pl = &host->platform;
-    xs = pl->backend->store->open(pl, 0);
-    ev = pl->backend->evtchn->open(pl);
+    xs = platform_store_open(pl, 0);
+    ev = platform_evtchn_open(pl);
     if (!xs || !ev)
         return 1;
     home = xs_get_domain_path(xs, pl->self_domid);
-    port = pl->backend->evtchn->bind_unbound_port(ev, 0);
+    port = platform_evtchn_bind_unbound_port(pl, ev, 0);
     snprintf(path, sizeof(path), "%s/data/adhoc-port", home);
     snprintf(value, sizeof(value), "%d", port);
     if (!home || port < 0 || !xs_write(xs, XBT_NULL, path, value, (unsigned int)strlen(value)))
         return 1;
     while (!stop) {
-        struct pollfd pfd = {.fd = pl->backend->evtchn->fd(ev), .events = POLLIN};
+        struct pollfd pfd = {.fd = platform_evtchn_fd(pl, ev), .events = POLLIN};
         int p;
 
         if (poll(&pfd, 1, 200) <= 0)
             continue;
-        while ((p = pl->backend->evtchn->pending(ev)) >= 0) {
+        while ((p = platform_evtchn_pending(pl, ev)) >= 0) {
             counter++;
             for (int i = 0; i < 64; i++) {
                 snprintf(path, sizeof(path), "%s/data/stats/s%02d", home, i);
                 snprintf(value, sizeof(value), "%016llu", (unsigned long long)(counter * 1000 + (uint64_t)i));
                 xs_write(xs, XBT_NULL, path, value, 16);
             }
-            pl->backend->evtchn->notify(ev, (uint32_t)p);
-            pl->backend->evtchn->unmask(ev, (uint32_t)p);
+            platform_evtchn_notify(pl, ev, (uint32_t)p);
+            platform_evtchn_unmask(pl, ev, (uint32_t)p);
         }
     }
     free(home);
-    pl->backend->evtchn->close(ev);
+    platform_evtchn_close(pl, ev);
     xs_close(xs);
     xenstats_host_close(host);
     return 0;
@@ -154,15 +154,15 @@ static int adhoc_open(struct xenstats_host *host, uint32_t domid, struct adhoc *
     a->pl = &host->platform;
     a->domid = domid;
     a->port = -1;
-    a->ev = a->pl->backend->evtchn->open(a->pl);
-    a->xs = a->pl->backend->store->open(a->pl, 0);
+    a->ev = platform_evtchn_open(a->pl);
+    a->xs = platform_store_open(a->pl, 0);
     if (!a->ev || !a->xs)
         return -1;
     snprintf(path, sizeof(path), "/local/domain/%u/data/adhoc-port", domid);
     for (int tries = 0; tries < 1200 && a->port < 0; tries++) {
         v = xs_read(a->xs, XBT_NULL, path, &len);
         if (v) {
-            a->port = a->pl->backend->evtchn->bind_interdomain(a->ev, domid, (uint32_t)atoi(v));
+            a->port = platform_evtchn_bind_interdomain(a->pl, a->ev, domid, (uint32_t)atoi(v));
             free(v);
         } else {
             sleep_ms(100);
@@ -175,20 +175,20 @@ static void drain(struct adhoc *a)
 {
     int p;
 
-    while ((p = a->pl->backend->evtchn->pending(a->ev)) >= 0)
-        a->pl->backend->evtchn->unmask(a->ev, (uint32_t)p);
+    while ((p = platform_evtchn_pending(a->pl, a->ev)) >= 0)
+        platform_evtchn_unmask(a->pl, a->ev, (uint32_t)p);
 }
 
 static int adhoc_round(struct adhoc *a, uint64_t *ret_ns)
 {
-    struct pollfd pfd = {.fd = a->pl->backend->evtchn->fd(a->ev), .events = POLLIN};
+    struct pollfd pfd = {.fd = platform_evtchn_fd(a->pl, a->ev), .events = POLLIN};
     char path[128], *v;
     unsigned int len;
     uint64_t t0;
 
     drain(a); /* e.g. the event binding raised */
     t0 = monotonic_ns();
-    a->pl->backend->evtchn->notify(a->ev, (uint32_t)a->port);
+    platform_evtchn_notify(a->pl, a->ev, (uint32_t)a->port);
     /* 64 xenstore writes from a guest take a second or more when the
      * host is loaded: only a silent guest is an error */
     if (poll(&pfd, 1, 60000) <= 0)
@@ -207,7 +207,7 @@ static int adhoc_round(struct adhoc *a, uint64_t *ret_ns)
 static void adhoc_close(struct adhoc *a)
 {
     if (a->ev)
-        a->pl->backend->evtchn->close(a->ev);
+        platform_evtchn_close(a->pl, a->ev);
     if (a->xs)
         xs_close(a->xs);
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Files of the emulated host's run directory, shared by `xenstats emu` (the
- * writer) and the emu backend (the readers):
+ * The emulated host's run directory: its files, the table's layout, and the
+ * helpers both sides use.  Part of the emulator's protocol (lib/emu/proto/),
+ * shared by `xenstats emu` (the writer, lib/emu) and the emu backend (the
+ * readers, lib/platform/emu*.c), which include nothing of each other.
  *
  *   emu.pid                    pid of the running emulator
  *   control                    UNIX stream socket, line commands (emulator.md)
+ *   hypercall/<domid>          a domain's hypercall socket (hypercall.h)
+ *   xenstore/<domid>           a domain's xenstore socket
  *   table                      the hypervisor's changing figures: host and
  *                              one slot per domid (struct emu_table below)
  *   domains/<domid>/info       "name=...\nvcpus=N\nuuid=...\n" (replaced
@@ -14,13 +18,14 @@
  *   sys/                       the guests' backend devices as dom0's sysfs
  *                              shows them (backend_devices.h): vifs under
  *                              class/net, both in bus/xen-backend/devices
+ *   proc/net/dev               dom0's interface table, as Linux prints it
  *
  * A domain directory appears by rename() of a complete directory and goes
  * away by rename() to a hidden name before its files are removed, so a
  * reader never sees half a domain.
  */
-#ifndef XENSTATS_EMU_LAYOUT_H
-#define XENSTATS_EMU_LAYOUT_H
+#ifndef XENSTATS_EMU_PROTO_RUN_DIR_H
+#define XENSTATS_EMU_PROTO_RUN_DIR_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -37,7 +42,7 @@
 #define EMU_INFO_MAX 512
 #define EMU_TABLE_FILE "table"
 #define EMU_SYSFS_DIR "sys"
-/* the interface table, as /proc/net/dev (lib/platform/backend_devices.h) */
+/* the interface table, in /proc/net/dev's format */
 #define EMU_NET_DEV_FILE "proc/net/dev"
 
 /* Parse an info file; -EBADMSG when malformed. */
@@ -55,7 +60,7 @@ int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t l
  */
 #define EMU_TABLE_MAGIC 0x31544d4555534b58ULL /* "XKSUEMT1" */
 #define EMU_TABLE_PCPUS 1024u
-#define EMU_TABLE_DOMAINS 0x7ff0u /* DOMID_FIRST_RESERVED */
+#define EMU_TABLE_DOMAINS (XENSTATS_DOMID_MAX + 1u) /* Xen's DOMID_FIRST_RESERVED */
 #define EMU_TABLE_HOST_BYTES 16384u
 #define EMU_TABLE_RETRIES 64
 
@@ -137,6 +142,9 @@ static inline int emu_table_read(const void *record, size_t words, void *out)
     }
     return -EAGAIN;
 }
+
+/* The run directory: $XENSTATS_EMU_DIR or the default; 0 or -ENAMETOOLONG. */
+int emu_run_dir(char *buf, size_t len);
 
 /* 1 if the emulator whose run directory is `dir` is alive, else 0. */
 int emu_is_running(const char *dir);

@@ -11,10 +11,12 @@
  * SCM_RIGHTS: a memfd with EMU_HC_GNT_SHARE, the mapped memory with the
  * reply to EMU_HC_GNT_MAP, the event socket with the reply to
  * EMU_HC_EVT_OPEN.  docs/emulator.md (part 2) describes each
- * operation.  Shared by the emulator (lib/emu/hyper) and the emu backend.
+ * operation.  Part of the emulator's protocol (lib/emu/proto/), shared by
+ * the server (lib/emu/hyper) and the client (the emu backend in
+ * lib/platform), which include nothing of each other.
  */
-#ifndef XENSTATS_EMU_HYPERCALL_H
-#define XENSTATS_EMU_HYPERCALL_H
+#ifndef XENSTATS_EMU_PROTO_HYPERCALL_H
+#define XENSTATS_EMU_PROTO_HYPERCALL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -77,24 +79,17 @@ struct emu_hc_reply {
     uint32_t b[EMU_HC_BATCH];
 };
 
+/*
+ * A port's state in the reply to EMU_HC_EVT_STATUS (a[0]).  The wire's own
+ * values: the client translates them to its API's, so that the protocol
+ * does not change when that API does.
+ */
+enum emu_hc_evtchn_state {
+    EMU_HC_EVTCHN_CLOSED = 0,      /* no such port bound by the domain */
+    EMU_HC_EVTCHN_UNBOUND = 1,     /* allocated, no peer yet, or peer closed */
+    EMU_HC_EVTCHN_INTERDOMAIN = 2, /* connected to a peer */
+};
+
 /* Messages on the event socket (emulator to client): one uint32_t port. */
-
-/*
- * Client side, in the emu backend.  Connect to the hypercall socket of
- * `domid` in the run directory; returns the socket or -errno (-ESRCH: no
- * such domain or no emulator).
- */
-int emu_hypercall_connect(uint32_t domid);
-
-/*
- * One request and its reply.  send_fd >= 0 is passed along (not closed).
- * Up to max_fds received descriptors are stored in ret_fds (close-on-exec,
- * caller closes) and counted in *ret_nfds.  Returns reply->result, or
- * -errno when the exchange itself failed (-ESRCH when the emulator closed
- * the connection: the domain was destroyed or the emulator stopped).
- */
-struct emu_hc_request;
-int emu_hypercall_call(int fd, const struct emu_hc_request *req, int send_fd, struct emu_hc_reply *ret_reply,
-                       int *ret_fds, unsigned int max_fds, unsigned int *ret_nfds);
 
 #endif

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PV stats monitor, private to lib/pv/monitor*.c: the structs its three
+ * parts share and the functions one part calls in another.
+ *   monitor_discovery.c  the domains' xenstore trees: sets found, attached,
+ *                        withdrawn; watches and rescans
+ *   monitor_sample.c     the sampling scheduler: requests, answers,
+ *                        deadlines and the timer
+ *   monitor.c            the object, the event loop and inspection, and
+ *                        what both others use: set states, per-domain
+ *                        budgets and log
+ */
+#ifndef XENSTATS_PV_MONITOR_PRIVATE_H
+#define XENSTATS_PV_MONITOR_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xenstats/pv.h>
+
+#include "platform/platform.h"
+#include "pv/parse.h"
+#include "util/util.h"
+
+#define PATH_LEN 512
+#define MAX_PROVIDERS 64  /* per domain */
+#define MAX_SETS 64       /* per provider */
+#define RESCAN_GAP_NS (50 * 1000000ULL) /* a busy guest is rescanned at most 20 times a second */
+#define MS 1000000ULL
+#define BIND_EVENT_GRACE_NS (50 * MS)
+/* Budgets (docs/pv-stats.md "Budgets"): what one domain may cost. */
+#define THROTTLED_GAP_MAX_NS (2000 * MS) /* a throttled domain is rescanned at least this often */
+#define THROTTLE_MEMORY_NS (10000 * MS)  /* marked throttled this long after exceeding a budget */
+#define READS_BURST_S 4                  /* a burst of 4 s' worth of reads, e.g. a provider starting */
+#define READS_PER_SCAN 128               /* a scan stops here and goes on after the gap */
+#define LOG_BURST 32
+#define RETRY_FIRST_MS 100 /* a set that may come back is re-examined after this, */
+#define RETRY_MAX_MS 5000  /* doubling up to this */
+
+/* A token bucket: `tokens` refill at a rate up to a burst. */
+struct bucket {
+    double tokens;
+    uint64_t at;
+};
+
+union pv_number {
+    int64_t s64;
+    uint64_t u64;
+    double dbl;
+};
+
+struct xenstats_pv_set {
+    struct xenstats_pv_set *next; /* in its domain */
+    struct mon_domain *domain;
+    char provider[XEN_PV_STATS_NAME_MAX + 1]; /* names, from the nodes' values */
+    char name[XEN_PV_STATS_NAME_MAX + 1];
+    char provider_key[XEN_PV_STATS_NAME_MAX + 1]; /* node names */
+    char key[XEN_PV_STATS_NAME_MAX + 1];
+    char path[PATH_LEN];
+    enum xenstats_pv_set_state state;
+    char reason[PV_REASON_MAX];
+    bool seen; /* still listed by the last rescan */
+    uint64_t fingerprint; /* of the keys the set was last judged on (attached or rejected) */
+    bool dirty;           /* a watch fired under its path: examine it again */
+    bool transient;       /* rejected for a failure that can pass (map, bind): retried */
+    bool peer_closed;     /* withdrawn because the provider's end of the channel closed */
+    uint64_t retry_at;    /* examine again then, whatever the watches say; 0: never */
+    uint32_t backoff_ms;
+
+    struct pv_set_keys keys;
+    const uint8_t *name_map, *value_map; /* read-only grant mappings; name_map only while attaching */
+    uint64_t names_hash;                 /* of the name pages as validated */
+    /* what the set declared, in one block (stat_block): names, types, the
+     * last sample's numbers and validity; a set of 32 takes 1 KiB, not the
+     * 4 KiB of the parser's page-sized descriptors */
+    void *stat_block;
+    const char **names;
+    uint8_t *types;
+    union pv_number *numbers;
+    char (*texts)[XEN_PV_STATS_ENTRY_SIZE]; /* only when the set has ascii statistics */
+    bool *valid;
+    uint32_t nr_stats;
+    int port; /* local, -1 when not bound */
+    bool masked; /* left masked after an event flood */
+    /* Binding sets our new port pending (as EVTCHNOP_bind_interdomain
+     * does, for a notification sent before the bind): that event is no
+     * answer and no misbehaviour. */
+    bool bind_event_due;
+    uint64_t bound_at;
+    bool names_rewritten_logged;
+
+    uint64_t requested_at, deadline;
+    uint32_t timeouts_in_row;
+    uint64_t samples, timeouts, errors;
+    uint64_t last_sample_ns, last_latency_ns;
+    uint64_t unsolicited_window_start;
+    uint32_t unsolicited_in_window;
+};
+
+struct mon_domain {
+    struct mon_domain *next;
+    struct xenstats_monitor *monitor;
+    uint32_t domid;
+    char stats[PATH_LEN]; /* /local/domain/<id>/stats */
+    char token[32];
+    bool dirty;           /* some scan work waits: the tree, or a set marked dirty */
+    bool structure_dirty; /* providers or sets may have come or gone: list them */
+    uint64_t last_scan;
+    uint64_t not_before; /* no scan before this: the read budget refills */
+    uint64_t gap_ns;     /* between scans; grows while throttled */
+    struct xenstats_pv_set *sets;
+    bool warned_providers, warned_sets;
+
+    /* budgets */
+    struct bucket reads, logs;
+    uint64_t window_start;
+    uint32_t rescans_in_window;
+    uint64_t throttled_until;
+    uint32_t nr_rejected, sets_ignored, log_pending_suppressed;
+    uint64_t rescans, xs_reads, budget_exceeded, log_suppressed;
+};
+
+struct xenstats_monitor {
+    struct xenstats_host *host;
+    struct platform *platform;
+    struct xs_handle *xs;
+    struct platform_evtchn *evtchn;
+    int epfd, tfd;
+    struct xenstats_monitor_opts opts;
+    struct mon_domain *domains;
+    struct xenstats_pv_set **by_port;
+    size_t by_port_len;
+    struct xenstats_pv_set **list; /* snapshot for xenstats_monitor_set() */
+    size_t list_len, list_cap;
+    bool list_dirty;
+    /* domains sorted by domid, for the collector's look-up of each of
+     * thousands of domains per round */
+    struct mon_domain **by_domid;
+    size_t by_domid_len, by_domid_cap;
+    bool by_domid_dirty;
+    bool release_watched;
+    int broken; /* -errno once xenstore or the event channel device is gone */
+    size_t outstanding;  /* sets in the sampling state */
+    bool any_dirty;      /* some domain waits for a rescan */
+    bool timer_dirty;    /* deadlines or rescans changed: re-arm the timer */
+    /* private copies of guest pages live here only while being parsed or
+     * decoded: one buffer for all sets keeps a monitor of thousands small */
+    uint8_t *scratch;
+    size_t scratch_len;
+};
+
+static inline bool throttled(const struct mon_domain *d, uint64_t now)
+{
+    return d->throttled_until > now;
+}
+
+static inline bool live(const struct xenstats_pv_set *s)
+{
+    return s->state == XENSTATS_PV_SET_ACTIVE || s->state == XENSTATS_PV_SET_STALE ||
+           s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
+}
+
+/* monitor.c: the monitor's helpers */
+int mon_grow_scratch(struct xenstats_monitor *m, size_t bytes);
+uint64_t mon_page_hash(const volatile uint8_t *pages, size_t bytes);
+void mon_set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum xenstats_pv_set_state state);
+void mon_set_reason(struct xenstats_pv_set *s, const char *fmt, ...) XS_PRINTF(2, 3);
+void mon_bucket_fill(struct bucket *b, uint64_t now, double rate, double burst);
+void mon_over_budget(struct mon_domain *d, uint64_t now, const char *which);
+void mon_dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats_log_level level, const char *fmt,
+                 ...) XS_PRINTF(4, 5);
+bool mon_peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s);
+
+/* monitor_discovery.c */
+void mon_set_retry_later(struct xenstats_monitor *m, struct xenstats_pv_set *s);
+void mon_set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, const char *why);
+uint64_t mon_next_scan_at(const struct mon_domain *d);
+struct mon_domain *mon_domain_find(struct xenstats_monitor *m, uint32_t domid);
+void mon_domain_free(struct xenstats_monitor *m, struct mon_domain *d, const char *why);
+void mon_handle_watches(struct xenstats_monitor *m);
+void mon_rescan_dirty(struct xenstats_monitor *m);
+
+/* monitor_sample.c */
+void mon_arm_timer(struct xenstats_monitor *m);
+void mon_handle_events(struct xenstats_monitor *m);
+void mon_handle_timeouts(struct xenstats_monitor *m);
+
+#endif /* XENSTATS_PV_MONITOR_PRIVATE_H */

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PV stats monitor, sampling: requests sent to the live sets, answers
+ * decoded from a copy of the value pages, deadlines kept by one timer.
+ * Part of lib/pv's monitor (see monitor_private.h).
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "pv/monitor_private.h"
+
+static struct xenstats_pv_set *port_lookup(struct xenstats_monitor *m, int port)
+{
+    return port >= 0 && (size_t)port < m->by_port_len ? m->by_port[port] : NULL;
+}
+
+/*
+ * Armed at the earliest deadline as an absolute time, so without reading
+ * the clock: in a PV dom0 clock_gettime() is a real system call (about
+ * 20 us under QEMU), and a sample used to read it five times.
+ */
+void mon_arm_timer(struct xenstats_monitor *m)
+{
+    struct itimerspec its = {0};
+    uint64_t earliest = 0;
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    for (d = m->domains; d; d = d->next) {
+        /* scans wait for the outstanding answers (mon_set_state re-arms) */
+        uint64_t at = m->outstanding ? 0 : mon_next_scan_at(d);
+
+        if (at && (!earliest || at < earliest))
+            earliest = at;
+        for (s = d->sets; s; s = s->next)
+            if (s->state == XENSTATS_PV_SET_SAMPLING && (!earliest || s->deadline < earliest))
+                earliest = s->deadline;
+    }
+    /* (a time already past fires at once; 0 would disarm) */
+    its.it_value.tv_sec = (time_t)(earliest / 1000000000ULL);
+    its.it_value.tv_nsec = (long)(earliest % 1000000000ULL);
+    timerfd_settime(m->tfd, earliest ? TFD_TIMER_ABSTIME : 0, &its, NULL);
+}
+
+/* ---- sampling ------------------------------------------------------------ */
+
+/* Whether s is due for a request now (and ready for one: unmasked). */
+static bool request_due(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
+{
+    if (!live(s) || s->state == XENSTATS_PV_SET_SAMPLING)
+        return false;
+    if (s->requested_at && now - s->requested_at < (uint64_t)m->opts.min_interval_ms * MS)
+        return false;
+    /* Let the bind's own event arrive first, so it is not taken for the
+     * answer; do not wait for it for ever. */
+    if (s->bind_event_due && now - s->bound_at < BIND_EVENT_GRACE_NS)
+        return false;
+    s->bind_event_due = false;
+    if (s->masked) {
+        platform_evtchn_unmask(m->platform, m->evtchn, (uint32_t)s->port);
+        s->masked = false;
+    }
+    return true;
+}
+
+static void requested(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now, int result)
+{
+    if (result < 0) {
+        s->errors++;
+        return;
+    }
+    s->requested_at = now;
+    s->deadline = now + (uint64_t)m->opts.sample_timeout_ms * MS;
+    mon_set_state(m, s, XENSTATS_PV_SET_SAMPLING);
+}
+
+int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
+{
+    uint64_t now = monotonic_ns();
+    struct xenstats_pv_set *s, **due = NULL;
+    struct mon_domain *d;
+    uint32_t *ports = NULL;
+    int *results = NULL;
+    size_t n = 0, cap = 0, i;
+    int sent = 0;
+
+    for (d = monitor->domains; d; d = d->next) {
+        for (s = d->sets; s; s = s->next) {
+            if (!request_due(monitor, s, now))
+                continue;
+            if (n == cap) {
+                size_t grow = cap ? cap * 2 : 64;
+                struct xenstats_pv_set **nd = realloc(due, grow * sizeof(*nd));
+                uint32_t *np = nd ? realloc(ports, grow * sizeof(*np)) : NULL;
+
+                if (nd)
+                    due = nd;
+                if (np)
+                    ports = np;
+                if (!nd || !np) {
+                    s->errors++; /* this one waits for the next round */
+                    continue;
+                }
+                cap = grow;
+            }
+            due[n] = s;
+            ports[n++] = (uint32_t)s->port;
+        }
+    }
+    results = n ? calloc(n, sizeof(*results)) : NULL;
+    if (n && results && platform_evtchn_notify_many(monitor->platform, monitor->evtchn, ports, n, results) == 0) {
+        /* one pipelined round */
+    } else {
+        for (i = 0; i < n && results; i++)
+            results[i] = platform_evtchn_notify(monitor->platform, monitor->evtchn, ports[i]);
+    }
+    for (i = 0; i < n; i++) {
+        requested(monitor, due[i], now, results ? results[i] : -ENOMEM);
+        sent += results && results[i] >= 0;
+    }
+    free(due);
+    free(ports);
+    free(results);
+    mon_arm_timer(monitor);
+    monitor->timer_dirty = false;
+    return sent;
+}
+
+
+/*
+ * Names are never re-read, so rewriting them is harmless; say so once.
+ * The name pages are not kept mapped: they are mapped and hashed after
+ * samples 4, 8, 16, 32 and 64, then every 64th, so a set rewritten soon
+ * after it is published is seen soon, and one that is not costs a map a
+ * minute (hashing every sample cost as much as the rest of the sample).
+ */
+static void names_check(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
+    size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
+    uint64_t n = s->samples + 1;
+    const uint8_t *map;
+    uint64_t hash;
+
+    if (s->names_rewritten_logged || n < 4 || (n & (n - 1) && n % 64))
+        return;
+    map = platform_grant_map(m->platform, s->domain->domid, s->keys.nr_pages, s->keys.name_type_ref, PROT_READ);
+    if (!map)
+        return; /* revoked: the value pages' turn to find it out */
+    hash = mon_page_hash(map, bytes);
+    platform_grant_unmap(m->platform, (void *)map, s->keys.nr_pages);
+    if (hash != s->names_hash) {
+        s->names_rewritten_logged = true;
+        s->errors++;
+        mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rewrote its names after publishing (ignored)", s->path);
+    }
+}
+
+static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t now)
+{
+    size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
+    char reason[PV_REASON_MAX];
+    uint8_t *value_copy;
+    uint32_t i, bad = 0;
+
+    /* The provider refreshed the set before signalling: copy it, then decode the copy. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (bytes > m->scratch_len && mon_grow_scratch(m, bytes) < 0) {
+        s->errors++;
+        return;
+    }
+    value_copy = m->scratch;
+    /* only the entries declared: the rest of the pages is never looked at */
+    memcpy(value_copy, s->value_map, (size_t)s->nr_stats * XEN_PV_STATS_ENTRY_SIZE);
+    for (i = 0; i < s->nr_stats; i++) {
+        const uint8_t *e = value_copy + (size_t)i * XEN_PV_STATS_ENTRY_SIZE;
+        struct pv_value v;
+
+        s->valid[i] = pv_decode_value(s->types[i], e, &v, reason) == 0;
+        if (s->valid[i] && v.type == XEN_PV_STATS_TYPE_ASCII)
+            memcpy(s->texts[i], v.u.ascii, sizeof(s->texts[i]));
+        else if (s->valid[i])
+            memcpy(&s->numbers[i], &v.u, sizeof(s->numbers[i]));
+        if (!s->valid[i] && !bad++)
+            mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s: statistic '%s': %s", s->path, s->names[i],
+                        reason);
+    }
+    if (bad)
+        s->errors++;
+    names_check(m, s);
+    mon_set_state(m, s, XENSTATS_PV_SET_ACTIVE);
+    s->reason[0] = '\0';
+    s->timeouts_in_row = 0;
+    s->samples++;
+    s->last_sample_ns = now;
+    s->last_latency_ns = now - s->requested_at;
+}
+
+/* What one pending port means; false when it is to stay masked. */
+static bool handle_event(struct xenstats_monitor *m, int port, uint64_t now)
+{
+    struct xenstats_pv_set *s = port_lookup(m, port);
+
+    if (!s)
+        return true;
+    if (s->bind_event_due) {
+        s->bind_event_due = false; /* the bind's own event */
+    } else if (s->state == XENSTATS_PV_SET_SAMPLING) {
+        complete(m, s, now);
+    } else {
+        /* Unrequested: count it, and stop listening to a flood. */
+        s->errors++;
+        if (now - s->unsolicited_window_start > 1000 * MS) {
+            s->unsolicited_window_start = now;
+            s->unsolicited_in_window = 0;
+        }
+        if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
+            if (!s->masked)
+                mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING,
+                            "set %s floods its event channel; ignored until the next request", s->path);
+            s->masked = true;
+            return false;
+        }
+    }
+    return true;
+}
+
+#define EVENT_BATCH 64
+
+void mon_handle_events(struct xenstats_monitor *m)
+{
+    uint64_t now = monotonic_ns();
+    uint32_t ports[EVENT_BATCH], unmask[EVENT_BATCH];
+    int budget = 4096; /* the rest waits for the next round */
+
+    while (budget > 0) {
+        size_t nr_unmask = 0;
+        int n, i;
+
+        /* a batch of pending ports, each unmasked once handled: few system calls for thousands */
+        n = platform_evtchn_pending_many(m->platform, m->evtchn, ports, EVENT_BATCH);
+        if (n == -EAGAIN)
+            return;
+        if (n < 0) {
+            /* the event channel device (the host) is gone */
+            log_error("event channels: %s", strerror(-n));
+            m->broken = n;
+            return;
+        }
+        budget -= n;
+        for (i = 0; i < n; i++)
+            if (handle_event(m, (int)ports[i], now))
+                unmask[nr_unmask++] = ports[i];
+        if (nr_unmask > 1)
+            platform_evtchn_unmask_many(m->platform, m->evtchn, unmask, nr_unmask);
+        else if (nr_unmask == 1)
+            platform_evtchn_unmask(m->platform, m->evtchn, unmask[0]);
+    }
+}
+
+void mon_handle_timeouts(struct xenstats_monitor *m)
+{
+    uint64_t now = monotonic_ns(), ticks;
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    m->timer_dirty = true;
+    if (read(m->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+        log_debug("timerfd: %s", strerror(errno));
+    for (d = m->domains; d; d = d->next) {
+        for (s = d->sets; s; s = s->next) {
+            if (s->retry_at && s->retry_at <= now) {
+                s->dirty = d->dirty = m->any_dirty = true;
+                continue;
+            }
+            if (s->state != XENSTATS_PV_SET_SAMPLING || now < s->deadline)
+                continue;
+            s->timeouts++;
+            s->timeouts_in_row++;
+            if (mon_peer_gone(m, s)) {
+                /* It may be restarting: its new keys can look like the old
+                 * ones, so look again whatever the watches say. */
+                mon_set_withdraw(m, s, "the provider closed its event channel");
+                s->peer_closed = true;
+                mon_set_retry_later(m, s);
+                continue;
+            }
+            if (s->timeouts_in_row >= m->opts.stale_limit) {
+                if (s->state != XENSTATS_PV_SET_TIMED_OUT)
+                    mon_dom_log(m, d, XENSTATS_LOG_WARNING, "set %s did not answer %u requests in a row", s->path,
+                                s->timeouts_in_row);
+                mon_set_state(m, s, XENSTATS_PV_SET_TIMED_OUT);
+            } else {
+                mon_set_state(m, s, XENSTATS_PV_SET_STALE);
+            }
+            mon_set_reason(s, "no answer within %u ms", m->opts.sample_timeout_ms);
+        }
+    }
+}
+
+size_t xenstats_monitor_pending(const struct xenstats_monitor *monitor)
+{
+    return monitor->outstanding;
+}
+
+int xenstats_monitor_sample(struct xenstats_monitor *monitor)
+{
+    uint64_t before = 0, after = 0;
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            before += s->samples;
+    /* Sets bound a moment ago: let their bind events arrive first. */
+    for (;;) {
+        uint64_t now = 0, wait = 0;
+
+        for (d = monitor->domains; d; d = d->next)
+            for (s = d->sets; s; s = s->next) {
+                if (!live(s) || !s->bind_event_due)
+                    continue;
+                if (!now)
+                    now = monotonic_ns();
+                if (now - s->bound_at < BIND_EVENT_GRACE_NS && BIND_EVENT_GRACE_NS - (now - s->bound_at) > wait)
+                    wait = BIND_EVENT_GRACE_NS - (now - s->bound_at);
+            }
+        if (!wait)
+            break;
+        int r = xenstats_monitor_dispatch(monitor, (int)(wait / MS) + 1);
+
+        if (r < 0 && r != -EINTR)
+            return r;
+    }
+    xenstats_monitor_request_all(monitor);
+    while (xenstats_monitor_pending(monitor)) {
+        int r = xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms);
+
+        if (r < 0 && r != -EINTR)
+            return r;
+    }
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            after += s->samples;
+    return (int)(after - before);
+}
