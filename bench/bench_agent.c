@@ -263,11 +263,11 @@ static void bench_render(int domains)
         dom->domid = (uint32_t)d + 1;
         snprintf(dom->name, sizeof(dom->name), "guest-%d", d);
         dom->nr_vcpus = 4;
-        dom->vcpu_source = VCPU_SOURCE_RESOURCE;
+        dom->vcpu_source = XENSTATS_VCPU_SOURCE_RESOURCE;
         dom->vcpus = calloc(4, sizeof(*dom->vcpus));
         for (int v = 0; v < 4; v++) {
-            dom->vcpus[v].state = (uint8_t)(v % 4);
-            for (int r = 0; r < 4; r++) {
+            dom->vcpus[v].state = (uint8_t)(v % XENSTATS_VCPU_NR_RUNSTATES);
+            for (int r = 0; r < XENSTATS_VCPU_NR_RUNSTATES; r++) {
                 dom->vcpus[v].time_valid[r] = true;
                 dom->vcpus[v].time_ns[r] = 123456789012ULL * (uint64_t)(r + 1);
             }

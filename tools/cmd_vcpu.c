@@ -3,6 +3,7 @@
  * xenstats vcpu: one domain's vCPU runstate statistics, read from the
  * shared region with no hypercall per sample (seed 000's proposed tool).
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <string.h>
 #include <time.h>
@@ -27,7 +28,7 @@ struct options {
 struct frame {
     uint64_t now; /* producer clock, 0 when there is no live producer */
     struct xenstats_vcpu_sample *samples;
-    uint64_t (*times)[4]; /* projected runstate times */
+    uint64_t (*times)[XENSTATS_VCPU_NR_RUNSTATES]; /* projected runstate times */
 };
 
 static void usage(FILE *f)
@@ -130,7 +131,6 @@ static bool time_valid(const struct frame *cur, uint32_t i, unsigned int s)
 static void print_text(const struct xenstats_domain_info *info, const struct frame *prev, const struct frame *cur,
                        uint32_t n)
 {
-    static const char *const heads[4] = {"RUNNING", "RUNNABLE", "BLOCKED", "OFFLINE"};
     uint32_t i;
     unsigned int s;
 
@@ -140,19 +140,26 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
     else
         printf("domain %u (%s): %u vCPUs, times since start (s)\n", info->domid, info->name, n);
     printf("%-5s %-9s", "VCPU", "STATE");
-    for (s = 0; s < 4; s++)
-        printf(" %16s", heads[s]);
+    for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
+        char head[16];
+        size_t k;
+
+        for (k = 0; k + 1 < sizeof(head) && xenstats_vcpu_runstate_name(s)[k]; k++)
+            head[k] = (char)toupper((unsigned char)xenstats_vcpu_runstate_name(s)[k]);
+        head[k] = '\0';
+        printf(" %16s", head);
+    }
     printf(" %9s\n", "CHANGES");
     for (i = 0; i < n; i++) {
         const struct xenstats_vcpu_sample *smp = &cur->samples[i];
-        uint64_t total = 0, d[4];
+        uint64_t total = 0, d[XENSTATS_VCPU_NR_RUNSTATES];
         const char *state = xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID
                                 ? xenstats_vcpu_runstate_name(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE))
                                 : NULL;
 
         bool complete = true; /* shares of a partial total would lie (the hypercall fallback) */
 
-        for (s = 0; s < 4; s++) {
+        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             d[s] = cur->times[i][s] - (prev ? prev->times[i][s] : 0);
             if (time_valid(cur, i, s))
                 total += d[s];
@@ -162,7 +169,7 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
         if (!complete)
             total = 0;
         printf("%-5u %-9s", i, state ? state : "-");
-        for (s = 0; s < 4; s++) {
+        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             if (!time_valid(cur, i, s))
                 printf(" %16s", "-");
             else if (!total)
@@ -182,7 +189,6 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
 static void print_json(const struct xenstats_domain_info *info, const struct frame *prev, const struct frame *cur,
                        uint32_t n)
 {
-    static const char *const keys[4] = {"running", "runnable", "blocked", "offline"};
     struct json_object *root = json_object_new_object(), *vcpus = json_object_new_array();
     uint32_t i;
     unsigned int s;
@@ -194,7 +200,7 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
     for (i = 0; i < n; i++) {
         const struct xenstats_vcpu_sample *smp = &cur->samples[i];
         struct json_object *v = json_object_new_object();
-        uint64_t total = 0, d[4];
+        uint64_t total = 0, d[XENSTATS_VCPU_NR_RUNSTATES];
         char key[32];
         const char *state = xenstats_vcpu_sample_status(smp, XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID
                                 ? xenstats_vcpu_runstate_name(xenstats_vcpu_sample_value(smp, XEN_VCPU_STATS_STATE))
@@ -204,7 +210,7 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
         json_object_object_add(v, "state", state ? json_object_new_string(state) : NULL);
         bool complete = true; /* shares of a partial total would lie (the hypercall fallback) */
 
-        for (s = 0; s < 4; s++) {
+        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             d[s] = cur->times[i][s] - (prev ? prev->times[i][s] : 0);
             if (time_valid(cur, i, s))
                 total += d[s];
@@ -213,12 +219,12 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
         }
         if (!complete)
             total = 0;
-        for (s = 0; s < 4; s++) {
+        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             bool ok = time_valid(cur, i, s);
 
-            snprintf(key, sizeof(key), "%s_ns", keys[s]);
+            snprintf(key, sizeof(key), "%s_ns", xenstats_vcpu_runstate_name(s));
             json_object_object_add(v, key, ok ? json_object_new_int64((int64_t)d[s]) : NULL);
-            snprintf(key, sizeof(key), "%s_share", keys[s]);
+            snprintf(key, sizeof(key), "%s_share", xenstats_vcpu_runstate_name(s));
             json_object_object_add(v, key, ok && total ? json_object_new_double((double)d[s] / (double)total) : NULL);
         }
         json_object_object_add(v, "state_changes",

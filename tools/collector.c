@@ -344,7 +344,7 @@ static void fill_vcpus(struct collector *col, struct tracked *t, struct snap_dom
     struct xenstats_vcpu_sample *samples;
     uint64_t now = 0;
 
-    d->vcpu_source = VCPU_SOURCE_NONE;
+    d->vcpu_source = XENSTATS_VCPU_SOURCE_NONE;
     d->vcpu_error = t->vcpu_error ? strdup(t->vcpu_error) : NULL;
     if (!n)
         return;
@@ -360,20 +360,19 @@ static void fill_vcpus(struct collector *col, struct tracked *t, struct snap_dom
         col->errors++;
         return;
     }
-    d->vcpu_source = xenstats_vcpu_map_source(t->map) == XENSTATS_VCPU_SOURCE_HYPERCALL ? VCPU_SOURCE_HYPERCALL
-                                                                                         : VCPU_SOURCE_RESOURCE;
+    d->vcpu_source = xenstats_vcpu_map_source(t->map);
     d->nr_vcpus = n;
     for (i = 0; i < n; i++) {
         struct snap_vcpu *v = &d->vcpus[i];
-        uint64_t times[4];
+        uint64_t times[XENSTATS_VCPU_NR_RUNSTATES];
 
         xenstats_vcpu_sample_project(&samples[i], now, times);
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             v->time_valid[s] = xenstats_vcpu_sample_status(&samples[i], (unsigned int)s) == XENSTATS_COUNTER_VALID;
             v->time_ns[s] = times[s];
         }
         v->state = xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_STATE) == XENSTATS_COUNTER_VALID &&
-                           samples[i].raw[XEN_VCPU_STATS_STATE] <= 3
+                           samples[i].raw[XEN_VCPU_STATS_STATE] < XENSTATS_VCPU_NR_RUNSTATES
                        ? (uint8_t)samples[i].raw[XEN_VCPU_STATS_STATE]
                        : 0xff;
         v->changes_valid =
@@ -503,7 +502,7 @@ static void fill_sets(struct collector *col, struct snapshot *s)
         if (!d || !d->sets)
             continue;
         fill_set(&d->sets[d->nr_sets++], set, &info);
-        s->agent.sets_by_state[info.state < 6 ? info.state : 0]++;
+        s->agent.sets_by_state[info.state < XENSTATS_PV_NR_SET_STATES ? info.state : 0]++;
     }
     for (i = 0; i < s->nr_domains; i++)
         if (s->domains[i].nr_sets > 1)

@@ -16,8 +16,6 @@
 
 #include "export/export.h"
 
-#define TOP_NR_RUNSTATES 4 /* running, runnable, blocked, offline */
-
 /* Bounds on what one snapshot may hold; larger is rejected as malformed. */
 #define TOP_MAX_DOMAINS 65536
 #define TOP_MAX_VCPUS 16384
@@ -40,13 +38,13 @@ enum top_set_severity {
 struct top_vcpu {
     uint32_t vcpu;
     int state; /* 0..3 (running..offline) or -1 when unknown */
-    bool time_valid[TOP_NR_RUNSTATES];
-    double time[TOP_NR_RUNSTATES]; /* cumulative seconds */
+    bool time_valid[XENSTATS_VCPU_NR_RUNSTATES];
+    double time[XENSTATS_VCPU_NR_RUNSTATES]; /* cumulative seconds */
     bool changes_valid;
     uint64_t changes;
     /* Of the last interval, filled by top_snapshot_rates(). */
-    bool share_valid[TOP_NR_RUNSTATES];
-    double share[TOP_NR_RUNSTATES]; /* 0..1 of the interval */
+    bool share_valid[XENSTATS_VCPU_NR_RUNSTATES];
+    double share[XENSTATS_VCPU_NR_RUNSTATES]; /* 0..1 of the interval */
     bool rate_valid;
     double changes_per_s;
 };
@@ -93,8 +91,8 @@ struct top_domain {
     bool cpu_pct_valid;
     double cpu_pct;
     /* Of the last interval (top_snapshot_rates()): the mean over vCPUs. */
-    bool share_valid[TOP_NR_RUNSTATES];
-    double share[TOP_NR_RUNSTATES];
+    bool share_valid[XENSTATS_VCPU_NR_RUNSTATES];
+    double share[XENSTATS_VCPU_NR_RUNSTATES];
     bool rate_valid;
     double changes_per_s; /* all vCPUs together */
 };
@@ -112,9 +110,6 @@ struct top_snapshot {
     size_t nr_domains;
     struct top_domain *domains; /* sorted by domid, no duplicates */
 };
-
-/* Names of the runstates, index 0..3. */
-extern const char *const top_runstate_names[TOP_NR_RUNSTATES];
 
 /*
  * Escape `len` bytes of untrusted text into a new string of printable ASCII:

@@ -15,8 +15,6 @@
 
 #include "top.h"
 
-const char *const top_runstate_names[TOP_NR_RUNSTATES] = {"running", "runnable", "blocked", "offline"};
-
 static const char *const severity_names[] = {
     [TOP_SET_ACTIVE] = "active",       [TOP_SET_SAMPLING] = "sampling", [TOP_SET_WITHDRAWN] = "withdrawn",
     [TOP_SET_STALE] = "stale",         [TOP_SET_TIMED_OUT] = "timed-out", [TOP_SET_REJECTED] = "rejected",
@@ -268,13 +266,13 @@ static int parse_vcpu(struct ctx *c, const char *where, struct json_object *o, s
     if (state) {
         if (!json_object_is_type(state, json_type_string))
             return bad(c, where, "state", "expected a string or null");
-        for (s = 0; s < TOP_NR_RUNSTATES; s++)
-            if (!strcmp(json_object_get_string(state), top_runstate_names[s]))
+        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++)
+            if (!strcmp(json_object_get_string(state), xenstats_vcpu_runstate_name(s)))
                 v->state = (int)s;
         /* An unknown state is shown as unknown, not trusted. */
     }
-    for (s = 0; s < TOP_NR_RUNSTATES; s++)
-        if (get_seconds(c, where, o, top_runstate_names[s], false, &v->time_valid[s], &v->time[s]))
+    for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++)
+        if (get_seconds(c, where, o, xenstats_vcpu_runstate_name(s), false, &v->time_valid[s], &v->time[s]))
             return c->r;
     return get_uint(c, where, o, "state_changes", UINT64_MAX, false, &v->changes_valid, &v->changes);
 }
@@ -730,8 +728,8 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
     for (i = 0; i < cur->nr_domains; i++) {
         struct top_domain *d = &cur->domains[i];
         const struct top_domain *p = top_snapshot_find(prev, d->domid);
-        double sum[TOP_NR_RUNSTATES] = {0}, changes = 0;
-        size_t count[TOP_NR_RUNSTATES] = {0}, nchanges = 0;
+        double sum[XENSTATS_VCPU_NR_RUNSTATES] = {0}, changes = 0;
+        size_t count[XENSTATS_VCPU_NR_RUNSTATES] = {0}, nchanges = 0;
 
         /* A reused domid is another domain: its counters restarted. */
         if (!p || strcmp(p->name, d->name))
@@ -742,7 +740,7 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
 
             if (!pv)
                 continue;
-            for (s = 0; s < TOP_NR_RUNSTATES; s++) {
+            for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
                 if (!v->time_valid[s] || !pv->time_valid[s] || v->time[s] < pv->time[s])
                     continue;
                 v->share[s] = (v->time[s] - pv->time[s]) / dt;
@@ -757,7 +755,7 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
                 nchanges++;
             }
         }
-        for (s = 0; s < TOP_NR_RUNSTATES; s++) {
+        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             if (count[s]) {
                 d->share[s] = sum[s] / (double)count[s];
                 d->share_valid[s] = true;

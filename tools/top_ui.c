@@ -163,11 +163,11 @@ static void draw_status(struct ui *ui, const char *hint)
     draw_text(LINES - 1, *ui->status ? ui->status : hint, ui->status_is_error ? A_BOLD : A_NORMAL, 0);
 }
 
-static void format_share_cells(char cells[TOP_NR_RUNSTATES][16], const bool *valid, const double *share)
+static void format_share_cells(char cells[XENSTATS_VCPU_NR_RUNSTATES][16], const bool *valid, const double *share)
 {
     unsigned int s;
 
-    for (s = 0; s < TOP_NR_RUNSTATES; s++) {
+    for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
         if (valid[s])
             snprintf(cells[s], sizeof(cells[s]), "%.1f", share[s] * 100.0);
         else
@@ -243,7 +243,7 @@ static void draw_list(struct ui *ui)
 
 static void build_domain_lines(const struct top_domain *d, struct lines *l)
 {
-    char cells[TOP_NR_RUNSTATES][16], rate[32], run[32], lat[32];
+    char cells[XENSTATS_VCPU_NR_RUNSTATES][16], rate[32], run[32], lat[32];
     size_t i, j;
 
     lines_add(l, A_NORMAL, "domain %u  name %s  vCPUs %u  vCPU statistics: %s%s%s", d->domid, d->name, d->nr_vcpus,
@@ -263,7 +263,7 @@ static void build_domain_lines(const struct top_domain *d, struct lines *l)
         snprintf(rate, sizeof(rate), v->rate_valid ? "%.1f" : "-", v->changes_per_s);
         snprintf(run, sizeof(run), v->time_valid[0] ? "%.3f" : "-", v->time[0]);
         lines_add(l, A_NORMAL, "%5u %-9s %9s %10s %9s %9s %10s %12s", v->vcpu,
-                  v->state >= 0 ? top_runstate_names[v->state] : "-", cells[0], cells[1], cells[2], cells[3], rate,
+                  v->state >= 0 ? xenstats_vcpu_runstate_name(v->state) : "-", cells[0], cells[1], cells[2], cells[3], rate,
                   run);
     }
     if (!d->nr_vcpu_rows)

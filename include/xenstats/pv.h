@@ -152,6 +152,7 @@ enum xenstats_pv_set_state {
     XENSTATS_PV_SET_REJECTED = 4,  /* the guest's data is invalid: see reason */
     XENSTATS_PV_SET_WITHDRAWN = 5, /* the provider withdrew (or the domain died) */
 };
+#define XENSTATS_PV_NR_SET_STATES (XENSTATS_PV_SET_WITHDRAWN + 1)
 
 const char *xenstats_pv_set_state_name(enum xenstats_pv_set_state state);
 

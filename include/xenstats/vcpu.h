@@ -19,6 +19,9 @@ extern "C" {
 
 /* Counters this build of the library knows (the ABI's counter indices). */
 #define XENSTATS_VCPU_NR_COUNTERS XEN_VCPU_STATS_NR_COUNTERS
+/* Xen's runstates (running, runnable, blocked, offline): the first counters
+ * are the times spent in each. */
+#define XENSTATS_VCPU_NR_RUNSTATES (XEN_VCPU_STATS_RUNSTATE_OFFLINE + 1)
 
 enum xenstats_counter_status {
     XENSTATS_COUNTER_VALID = 0,    /* value holds the counter */
@@ -130,11 +133,12 @@ int xenstats_vcpu_map_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
  * The staleness rule: the four runstate times of a sample are accounted up
  * to its UPDATE_TIME; the time from then to `now` (the producer's clock, see
  * xenstats_vcpu_map_clock()) belongs to the state in STATE.  Fill
- * ret_times[4] with the times as of `now`.  Returns 0, or -ENODATA when the
+ * ret_times[] with the times as of `now`.  Returns 0, or -ENODATA when the
  * sample lacks a counter the rule needs (times are then copied unprojected,
  * with inactive/unknown ones as 0).
  */
-int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint64_t now, uint64_t ret_times[4]);
+int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint64_t now,
+                                 uint64_t ret_times[XENSTATS_VCPU_NR_RUNSTATES]);
 
 /*
  * Current time of the producer's clock in ns, for the staleness rule.
@@ -161,6 +165,7 @@ int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now);
 struct xenstats_vcpu_map *xenstats_vcpu_map_open_hypercall(struct xenstats_host *host, uint32_t domid);
 
 enum xenstats_vcpu_source {
+    XENSTATS_VCPU_SOURCE_NONE = 0,      /* no map: never a map's source, for its users */
     XENSTATS_VCPU_SOURCE_RESOURCE = 1,  /* a region: shared memory, a file, a buffer */
     XENSTATS_VCPU_SOURCE_HYPERCALL = 2, /* xenstats_vcpu_map_open_hypercall() */
 };

@@ -78,12 +78,10 @@ void uuid_format(const uint8_t uuid[16], char out[37]);
 /* The metrics reference (docs/metrics.md) as Markdown. */
 void metrics_reference(FILE *out);
 
-enum vcpu_source { VCPU_SOURCE_NONE = 0, VCPU_SOURCE_RESOURCE = 1, VCPU_SOURCE_HYPERCALL = 2 };
-
 struct snap_vcpu {
-    uint8_t state;        /* 0..3, or 0xff unknown */
-    bool time_valid[4];
-    uint64_t time_ns[4];  /* staleness rule applied */
+    uint8_t state;        /* a runstate, or 0xff unknown */
+    bool time_valid[XENSTATS_VCPU_NR_RUNSTATES];
+    uint64_t time_ns[XENSTATS_VCPU_NR_RUNSTATES];  /* staleness rule applied */
     bool changes_valid;
     uint64_t changes;
 };
@@ -128,7 +126,7 @@ struct snap_domain {
     uint32_t nr_vifs, nr_vbds;
     struct snap_device *vifs, *vbds;
     uint32_t nr_vcpus;
-    enum vcpu_source vcpu_source;
+    enum xenstats_vcpu_source vcpu_source;
     char *vcpu_error;
     struct snap_vcpu *vcpus;
     uint32_t nr_sets;
@@ -143,7 +141,7 @@ struct snap_agent {
     uint64_t http_refused, http_evicted;
     double sample_duration;
     uint32_t providers;
-    uint32_t sets_by_state[6];
+    uint32_t sets_by_state[XENSTATS_PV_NR_SET_STATES];
 };
 
 struct snapshot {

@@ -275,8 +275,11 @@ void strbuf_json_string(struct strbuf *b, const char *s)
 
 /* ---- Prometheus / OpenMetrics ---------------------------------------------- */
 
-static const char *const runstate_names[4] = {"running", "runnable", "blocked", "offline"};
-static const char *const source_names[3] = {"none", "resource", "hypercall"};
+static const char *const source_names[] = {
+    [XENSTATS_VCPU_SOURCE_NONE] = "none",
+    [XENSTATS_VCPU_SOURCE_RESOURCE] = "resource",
+    [XENSTATS_VCPU_SOURCE_HYPERCALL] = "hypercall",
+};
 
 struct emitter {
     struct strbuf *b;
@@ -978,7 +981,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     sample(&e, METRIC_AGENT_PROVIDERS);
     end_u64(&e, s->agent.providers);
     family(&e, METRIC_AGENT_PV_SETS);
-    for (st = 0; st < 6; st++) {
+    for (st = 0; st < XENSTATS_PV_NR_SET_STATES; st++) {
         sample(&e, METRIC_AGENT_PV_SETS);
         label(&e, "state", xenstats_pv_set_state_name((enum xenstats_pv_set_state)st), true);
         end_u64(&e, s->agent.sets_by_state[st]);
@@ -1011,7 +1014,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
     }
     family(&e, METRIC_DOMAIN_VCPU_SOURCE);
     for (i = 0; i < s->nr_domains; i++) {
-        for (st = 0; st < 3; st++) {
+        for (st = 0; st < ARRAY_SIZE(source_names); st++) {
             sample(&e, METRIC_DOMAIN_VCPU_SOURCE);
             domain_labels(&e, &s->domains[i]);
             label(&e, "source", source_names[st], false);
@@ -1023,13 +1026,13 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         const struct snap_domain *d = &s->domains[i];
 
         for (j = 0; d->vcpus && j < d->nr_vcpus; j++) {
-            for (st = 0; st < 4; st++) {
+            for (st = 0; st < XENSTATS_VCPU_NR_RUNSTATES; st++) {
                 if (!d->vcpus[j].time_valid[st])
                     continue; /* inactive: no value, not zero */
                 sample(&e, METRIC_VCPU_RUNSTATE);
                 domain_labels(&e, d);
                 label_u64(&e, "vcpu", j, false);
-                label(&e, "runstate", runstate_names[st], false);
+                label(&e, "runstate", xenstats_vcpu_runstate_name(st), false);
                 end_ns(&e, d->vcpus[j].time_ns[st]);
             }
         }
@@ -1052,13 +1055,13 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         const struct snap_domain *d = &s->domains[i];
 
         for (j = 0; d->vcpus && j < d->nr_vcpus; j++) {
-            if (d->vcpus[j].state > 3)
+            if (d->vcpus[j].state >= XENSTATS_VCPU_NR_RUNSTATES)
                 continue;
-            for (st = 0; st < 4; st++) {
+            for (st = 0; st < XENSTATS_VCPU_NR_RUNSTATES; st++) {
                 sample(&e, METRIC_VCPU_STATE);
                 domain_labels(&e, d);
                 label_u64(&e, "vcpu", j, false);
-                label(&e, "runstate", runstate_names[st], false);
+                label(&e, "runstate", xenstats_vcpu_runstate_name(st), false);
                 end_u64(&e, d->vcpus[j].state == st);
             }
         }
@@ -1076,7 +1079,7 @@ int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf 
         const struct snap_domain *d = &s->domains[i];
 
         for (j = 0; j < d->nr_sets; j++) {
-            for (st = 0; st < 6; st++) {
+            for (st = 0; st < XENSTATS_PV_NR_SET_STATES; st++) {
                 sample(&e, METRIC_PV_SET_STATE);
                 set_labels(&e, d, &d->sets[j]);
                 label(&e, "state", xenstats_pv_set_state_name((enum xenstats_pv_set_state)st), false);
@@ -1273,7 +1276,7 @@ int render_json(const struct snapshot *s, struct strbuf *b)
     {
         uint64_t total = 0;
 
-        for (k = 0; k < 6; k++)
+        for (k = 0; k < XENSTATS_PV_NR_SET_STATES; k++)
             total += s->agent.sets_by_state[k];
         puts_(b, ",\"pv_sets\":");
         put_u64(b, total);
@@ -1336,12 +1339,12 @@ int render_json(const struct snapshot *s, struct strbuf *b)
             puts_(b, "{\"vcpu\":");
             put_u64(b, j);
             json_key(b, "state", false);
-            if (v->state <= 3)
-                strbuf_json_string(b, runstate_names[v->state]);
+            if (v->state < XENSTATS_VCPU_NR_RUNSTATES)
+                strbuf_json_string(b, xenstats_vcpu_runstate_name(v->state));
             else
                 puts_(b, "null");
-            for (k = 0; k < 4; k++) {
-                json_key(b, runstate_names[k], false);
+            for (k = 0; k < XENSTATS_VCPU_NR_RUNSTATES; k++) {
+                json_key(b, xenstats_vcpu_runstate_name(k), false);
                 json_seconds(b, v->time_valid[k], v->time_ns[k]);
             }
             json_key(b, "state_changes", false);

@@ -81,7 +81,11 @@ bool pv_key_ok(const char *s)
 
 const char *xenstats_pv_set_state_name(enum xenstats_pv_set_state state)
 {
-    static const char *const names[] = {"active", "sampling", "stale", "timed-out", "rejected", "withdrawn"};
+    static const char *const names[XENSTATS_PV_NR_SET_STATES] = {
+        [XENSTATS_PV_SET_ACTIVE] = "active",     [XENSTATS_PV_SET_SAMPLING] = "sampling",
+        [XENSTATS_PV_SET_STALE] = "stale",       [XENSTATS_PV_SET_TIMED_OUT] = "timed-out",
+        [XENSTATS_PV_SET_REJECTED] = "rejected", [XENSTATS_PV_SET_WITHDRAWN] = "withdrawn",
+    };
 
-    return (unsigned int)state < ARRAY_SIZE(names) ? names[state] : "unknown";
+    return (unsigned int)state < XENSTATS_PV_NR_SET_STATES ? names[state] : "unknown";
 }

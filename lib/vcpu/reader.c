@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reader of the vCPU statistics layout.  The producer is the hypervisor (or
- * the emulated host); it is trusted to follow the protocol but its region is
- * still validated against the mapping before any record is read.  Every
- * load from the shared region is a single-copy atomic load: the region is
- * written concurrently.
+ * The region source of the vCPU map (reader.h): a reader of the vCPU
+ * statistics layout in shared memory, a dump file or a caller's buffer.
+ * The producer is the hypervisor (or the emulated host); it is trusted to
+ * follow the protocol but its region is still validated against the
+ * mapping before any record is read.  Snapshots and dumps copy records
+ * through one implementation of the sequence protocol, read_batch().
  */
 #include <string.h>
 #include <sys/stat.h>
@@ -19,18 +20,20 @@
 
 #define HEADER_SIZE ((uint32_t)sizeof(struct xen_vcpu_stats_header))
 
-struct xenstats_vcpu_map {
+struct region_map {
+    struct xenstats_vcpu_map map; /* first: the public handle */
     const unsigned char *mem;
     size_t len;
-    struct xenstats_vcpu_layout layout;
-    uint32_t max_retries;
     struct xenstats_host *host; /* live producer, NULL for files/memory */
     struct platform_resource resource;
-    void *owned; /* file contents */
-    bool hypercall; /* no region: samples come from vcpu_hypercall_read() */
-    uint32_t domid;
+    void *owned;         /* file contents */
     uint64_t max_update; /* latest UPDATE_TIME read from the region */
 };
+
+static struct region_map *region_of(struct xenstats_vcpu_map *map)
+{
+    return (struct region_map *)map;
+}
 
 static inline uint32_t load32(const void *p)
 {
@@ -79,6 +82,9 @@ int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu
     return 0;
 }
 
+
+/* ---- the sequence protocol ----------------------------------------------- */
+
 #if defined(__SANITIZE_THREAD__)
 #define XENSTATS_TSAN 1
 #elif defined(__has_feature)
@@ -88,101 +94,397 @@ int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu
 #endif
 
 /*
- * Copy `bytes` bytes of counters from a record being written concurrently.
- * Between the two reads of seq the copy may be torn; the seq check throws
+ * Tests build this file once more with XENSTATS_TEST_NO_SEQ_CHECK, to show
+ * that the concurrency test catches the torn copies the check throws away
+ * (tests/unit/meson.build).  No other build sets it.
+ */
+#ifdef XENSTATS_TEST_NO_SEQ_CHECK
+#define SEQ_CHECK 0
+#else
+#define SEQ_CHECK 1
+#endif
+
+/*
+ * Records taken in one pass of the protocol.  A record's copy is good only
+ * if no update of it overlapped the whole pass, not just its own copy, so
+ * a long pass retries more under a busy writer; 16 records (1 KiB at the
+ * usual stride) keep that cost small and the loops' overhead spread.
+ */
+#define BATCH 16
+
+/*
+ * Copy `bytes` bytes of records being written concurrently.  Between the
+ * two reads of the sequence numbers the copy may be torn; the check throws
  * such a copy away, so a plain memcpy is enough (as Linux's seqlock readers
  * do), and the acquire fence after it is also a compiler barrier.  Under
  * TSan, relaxed atomic loads tell the sanitizer the race is intended.
  */
-static inline __attribute__((always_inline)) void copy_counters(uint64_t *dst, const uint64_t *src, unsigned int bytes)
+static inline __attribute__((always_inline)) void copy_words(void *dst, const unsigned char *src, size_t bytes)
 {
 #ifdef XENSTATS_TSAN
-    for (unsigned int i = 0; i < bytes / 8; i++)
-        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+    for (size_t i = 0; i < bytes; i += 8) {
+        uint64_t word = __atomic_load_n((const uint64_t *)(src + i), __ATOMIC_RELAXED);
+
+        memcpy((unsigned char *)dst + i, &word, 8);
+    }
 #else
     memcpy(dst, src, bytes);
 #endif
 }
 
-static inline __attribute__((always_inline)) int read_record(const unsigned char *record, unsigned int bytes,
-                                                             unsigned int nr_present, uint32_t max_retries,
-                                                             struct xenstats_vcpu_sample *ret_sample)
-{
-    const uint32_t *seq = (const uint32_t *)record;
-    uint32_t attempt, s1, s2;
+/*
+ * What becomes of the records read: the protocol below is written once,
+ * and each reader (samples, dumps) gives what a copy is as small functions
+ * that are inlined into it, like a template.
+ */
+struct record_sink {
+    /* Copy record i, read under seq (not yet known to be good). */
+    void (*take)(void *sink, unsigned int i, const unsigned char *record, uint32_t seq);
+    /* The seq record i was last taken under. */
+    uint32_t (*seq_of)(const void *sink, unsigned int i);
+    /* Record i's good copy took `retries` passes beyond the first; may be NULL. */
+    void (*retried)(void *sink, unsigned int i, uint32_t retries);
+};
 
-    for (attempt = 0; attempt <= max_retries; attempt++) {
-        s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-        if (s1 & 1) {
-            cpu_relax();
-            continue;
-        }
-        copy_counters(ret_sample->raw, (const uint64_t *)(record + 8), bytes);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        s2 = __atomic_load_n(seq, __ATOMIC_RELAXED);
-        if (s1 == s2) {
-            ret_sample->seq = s1;
-            ret_sample->retries = attempt;
-            ret_sample->nr_present = nr_present;
-            return 0;
-        }
+static inline uint32_t load_seq(const unsigned char *record, int order)
+{
+    return __atomic_load_n((const uint32_t *)record, order);
+}
+
+/*
+ * One pass over records first..first+n-1 of a batch (n <= BATCH), `stride`
+ * apart from `records`: each record's sequence number (acquire) and then
+ * its copy, all of them, a read fence, then every number again.  A copy is
+ * good when its number was even and did not change.  No branch and no
+ * fence per record: the copies stream like one memcpy.  Returns the mask
+ * of the records whose copy is torn.
+ */
+static inline __attribute__((always_inline)) uint64_t copy_pass(const unsigned char *records, size_t stride,
+                                                               unsigned int first, unsigned int n,
+                                                               const struct record_sink *ops, void *sink)
+{
+    uint32_t odd = 0, sum = 0;
+    uint64_t torn = 0;
+    unsigned int i;
+
+    for (i = first; i < first + n; i++) {
+        const unsigned char *record = records + (size_t)i * stride;
+        uint32_t seq = load_seq(record, __ATOMIC_ACQUIRE);
+
+        odd |= seq;
+        sum += seq;
+        ops->take(sink, i, record, seq);
     }
-    return -EBUSY;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /*
+     * A sequence number only moves forward, so when no number was odd and
+     * their sum (mod 2^32) is unchanged, none moved, unless the writers made
+     * a multiple of 2^32 updates during the pass: the limit of any seqlock
+     * with a 32-bit count.  Only then is it worth finding which records are
+     * torn; a third read of a number is as good as the second: it is also
+     * after the copy.
+     */
+    for (i = first; i < first + n; i++)
+        sum -= load_seq(records + (size_t)i * stride, __ATOMIC_RELAXED);
+    if (!SEQ_CHECK || !((odd & 1) | sum))
+        return 0;
+    for (i = first; i < first + n; i++) {
+        uint32_t before = ops->seq_of(sink, i);
+
+        if ((before & 1) || before != load_seq(records + (size_t)i * stride, __ATOMIC_RELAXED))
+            torn |= 1ULL << (i - first);
+    }
+    return torn;
+}
+
+/*
+ * The sequence protocol over a batch of n <= BATCH records: one pass over
+ * all, then each torn record alone until its copy is good, at most
+ * max_retries times.  Returns the number of records retried, or -EBUSY: a
+ * writer that never finishes yields an error, not a hang.
+ */
+static inline __attribute__((always_inline)) int read_batch(const unsigned char *records, size_t stride,
+                                                           unsigned int n, uint32_t max_retries,
+                                                           const struct record_sink *ops, void *sink)
+{
+    uint64_t torn = copy_pass(records, stride, 0, n, ops, sink);
+    int retried = 0;
+
+    for (; torn; torn &= torn - 1, retried++) {
+        unsigned int i = (unsigned int)__builtin_ctzll(torn);
+        uint32_t attempt = 0;
+
+        do {
+            if (attempt++ == max_retries)
+                return -EBUSY;
+            /* odd: the writer is inside an update; let it finish */
+            if (ops->seq_of(sink, i) & 1)
+                cpu_relax();
+        } while (copy_pass(records, stride, i, 1, ops, sink));
+        if (ops->retried)
+            ops->retried(sink, i, attempt);
+    }
+    return retried;
+}
+
+/* ---- samples ------------------------------------------------------------- */
+
+_Static_assert(offsetof(struct xenstats_vcpu_sample, retries) == offsetof(struct xenstats_vcpu_sample, seq) + 4,
+               "take_sample() stores seq and retries at once");
+
+struct sample_sink {
+    struct xenstats_vcpu_sample *samples; /* the batch's */
+    unsigned int nr;                      /* counters taken from each record */
+    int64_t latest;                       /* latest UPDATE_TIME taken */
+};
+
+/*
+ * A time with the top bit set is inactive: as a signed value it is below
+ * every real one, so the signed maximum skips it.
+ */
+static inline void note_latest(struct sample_sink *k, const struct xenstats_vcpu_sample *s)
+{
+    if (k->nr > XEN_VCPU_STATS_UPDATE_TIME && (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME] > k->latest)
+        k->latest = (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME];
+}
+
+static inline __attribute__((always_inline)) void take_sample(void *sink, unsigned int i,
+                                                              const unsigned char *record, uint32_t seq)
+{
+    struct sample_sink *k = sink;
+    struct xenstats_vcpu_sample *s = &k->samples[i];
+
+    copy_words(s->raw, record + 8, (size_t)k->nr * 8);
+    for (unsigned int c = k->nr; c < XENSTATS_VCPU_NR_COUNTERS; c++)
+        s->raw[c] = XEN_VCPU_STATS_INACTIVE;
+    /* seq and retries side by side: one store */
+    memcpy((unsigned char *)s + offsetof(struct xenstats_vcpu_sample, seq),
+           &(struct { uint32_t seq, retries; }){seq, 0}, 8);
+    s->nr_present = k->nr;
+    note_latest(k, s);
+}
+
+static inline uint32_t sample_seq(const void *sink, unsigned int i)
+{
+    return ((const struct sample_sink *)sink)->samples[i].seq;
+}
+
+static inline void sample_retried(void *sink, unsigned int i, uint32_t retries)
+{
+    ((struct sample_sink *)sink)->samples[i].retries = retries;
+}
+
+static const struct record_sink sample_ops = {
+    .take = take_sample,
+    .seq_of = sample_seq,
+    .retried = sample_retried,
+};
+
+/*
+ * Samples of `count` records from `record` on, `stride` apart, as a reader
+ * that takes the first `nr` counters of each (the rest are UNKNOWN).
+ * Raises *max_update to the latest UPDATE_TIME read.
+ */
+static inline __attribute__((always_inline)) int read_samples(const unsigned char *record, uint32_t stride,
+                                                             uint32_t count, unsigned int nr, uint32_t max_retries,
+                                                             struct xenstats_vcpu_sample *ret_samples,
+                                                             uint64_t *max_update)
+{
+    int64_t latest = (int64_t)*max_update;
+    uint32_t done;
+    unsigned int n;
+    int r;
+
+    for (done = 0; done < count; done += n) {
+        struct sample_sink sink = {.samples = ret_samples + done, .nr = nr, .latest = latest};
+
+        n = count - done < BATCH ? count - done : BATCH;
+        r = read_batch(record + (size_t)done * stride, stride, n, max_retries, &sample_ops, &sink);
+        if (r < 0)
+            return r;
+        /* A torn copy's time may be one the producer never wrote: count
+         * only the good copies. */
+        if (r > 0) {
+            sink.latest = latest;
+            for (unsigned int i = 0; i < n; i++)
+                note_latest(&sink, &sink.samples[i]);
+        }
+        latest = sink.latest;
+    }
+    *max_update = (uint64_t)latest;
+    return 0;
 }
 
 int vcpu_record_read(const unsigned char *record, uint32_t size, unsigned int nr_known, uint32_t max_retries,
                      struct xenstats_vcpu_sample *ret_sample)
 {
-    unsigned int have = (size - 8) / 8, n;
+    unsigned int have = (size - 8) / 8;
     struct xenstats_vcpu_sample s;
-    unsigned int i;
+    uint64_t ignored = 0;
 
     if (nr_known > XENSTATS_VCPU_NR_COUNTERS)
         nr_known = XENSTATS_VCPU_NR_COUNTERS;
-    n = have < nr_known ? have : nr_known;
-    if (read_record(record, n * 8, n, max_retries, &s) < 0)
+    if (read_samples(record, size, 1, have < nr_known ? have : nr_known, max_retries, &s, &ignored) < 0)
         return -EBUSY;
-    for (i = n; i < XENSTATS_VCPU_NR_COUNTERS; i++)
-        s.raw[i] = XEN_VCPU_STATS_INACTIVE;
     *ret_sample = s;
     return 0;
 }
 
-static const unsigned char *record_at(const struct xenstats_vcpu_map *map, uint32_t vcpu)
+/* ---- dumps --------------------------------------------------------------- */
+
+struct dump_sink {
+    unsigned char *out; /* the batch's first record */
+    size_t stride;
+    uint32_t seq[BATCH];
+};
+
+static inline void take_record(void *sink, unsigned int i, const unsigned char *record, uint32_t seq)
 {
-    return map->mem + map->layout.offset + (uint64_t)vcpu * map->layout.stride;
+    struct dump_sink *k = sink;
+
+    copy_words(k->out + (size_t)i * k->stride, record, k->stride);
+    k->seq[i] = seq;
 }
 
-static struct xenstats_vcpu_map *map_new(const void *mem, size_t len)
+static inline uint32_t record_seq(const void *sink, unsigned int i)
 {
-    struct xenstats_vcpu_map *map;
+    return ((const struct dump_sink *)sink)->seq[i];
+}
+
+static const struct record_sink dump_ops = {
+    .take = take_record,
+    .seq_of = record_seq,
+};
+
+/* ---- the region source --------------------------------------------------- */
+
+/* Any number of records, as many counters as the producer has. */
+static __attribute__((noinline)) int snapshot_records(struct region_map *m, const unsigned char *record,
+                                                      uint32_t count, struct xenstats_vcpu_sample *ret_samples)
+{
+    const struct xenstats_vcpu_layout *l = &m->map.layout;
+    unsigned int have = (l->size - 8) / 8;
+
+    /* The producer has every counter we know: constant-size copies. */
+    if (have >= XENSTATS_VCPU_NR_COUNTERS)
+        return read_samples(record, l->stride, count, XENSTATS_VCPU_NR_COUNTERS, m->map.max_retries, ret_samples,
+                            &m->max_update);
+    return read_samples(record, l->stride, count, have, m->map.max_retries, ret_samples, &m->max_update);
+}
+
+static int region_snapshot(struct xenstats_vcpu_map *map, uint32_t first, uint32_t count,
+                           struct xenstats_vcpu_sample *ret_samples)
+{
+    struct region_map *m = region_of(map);
+    const unsigned char *record = m->mem + map->layout.offset + (uint64_t)first * map->layout.stride;
+
+    /* One whole record (xenstats_vcpu_map_snapshot()): no loop at all, and
+     * none of the frame the general case needs. */
+    if (count == 1 && map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE)
+        return read_samples(record, map->layout.stride, 1, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
+                            ret_samples, &m->max_update);
+    return snapshot_records(m, record, count, ret_samples);
+}
+
+/* The header as it is, then every record whole under its sequence number. */
+static int region_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
+{
+    struct region_map *m = region_of(map);
+    const struct xenstats_vcpu_layout *l = &map->layout;
+    const unsigned char *records = m->mem + l->offset;
+    uint32_t done;
+    unsigned int n;
+
+    (void)len;
+    copy_words(buf, m->mem, l->offset);
+    for (done = 0; done < l->nr_vcpus; done += n) {
+        struct dump_sink sink = {.out = (unsigned char *)buf + l->offset + (size_t)done * l->stride,
+                                 .stride = l->stride};
+
+        n = l->nr_vcpus - done < BATCH ? l->nr_vcpus - done : BATCH;
+        if (read_batch(records + (size_t)done * l->stride, l->stride, n, map->max_retries, &dump_ops, &sink) < 0)
+            return -EBUSY;
+    }
+    return 0;
+}
+
+/*
+ * The backend's clock, in the producer's time.  A region is stamped by its
+ * producer's clock (on Xen, NOW(): not readable from user space), which may
+ * be ahead of the backend's by a constant.  Every UPDATE_TIME already read
+ * was stamped before this clock reading, so the latest one bounds the
+ * offset from below; the host keeps the largest bound any region gave.
+ * With busy vCPUs anywhere on the host it comes within milliseconds of
+ * the true offset, and "now" is never behind a time already seen.
+ */
+static int region_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
+{
+    struct region_map *m = region_of(map);
+    uint64_t now;
     int r;
 
-    map = calloc(1, sizeof(*map));
-    if (!map) {
+    if (!m->host)
+        return -EOPNOTSUPP;
+    r = platform_resource_clock_ns(&m->host->platform, &now);
+    if (r < 0)
+        return r;
+    if (m->max_update > now && (int64_t)(m->max_update - now) > m->host->region_clock_offset)
+        m->host->region_clock_offset = (int64_t)(m->max_update - now);
+    *ret_now = now + (uint64_t)m->host->region_clock_offset;
+    return 0;
+}
+
+static void region_close(struct xenstats_vcpu_map *map)
+{
+    struct region_map *m = region_of(map);
+
+    if (m->host)
+        platform_resource_unmap(&m->host->platform, &m->resource);
+    free(m->owned);
+    free(m);
+}
+
+static const struct vcpu_source_ops region_ops = {
+    .source = XENSTATS_VCPU_SOURCE_RESOURCE,
+    .snapshot = region_snapshot,
+    .dump = region_dump,
+    .clock = region_clock,
+    .close = region_close,
+};
+
+static struct region_map *map_new(const void *mem, size_t len)
+{
+    struct region_map *m;
+    int r;
+
+    m = calloc(1, sizeof(*m));
+    if (!m) {
         errno = ENOMEM;
         return NULL;
     }
-    r = xenstats_vcpu_layout_parse(mem, len, &map->layout);
+    r = xenstats_vcpu_layout_parse(mem, len, &m->map.layout);
     if (r < 0) {
-        free(map);
+        free(m);
         set_errno(r);
         return NULL;
     }
-    map->mem = mem;
-    map->len = len;
-    map->max_retries = XENSTATS_VCPU_DEFAULT_MAX_RETRIES;
-    return map;
+    m->map.ops = &region_ops;
+    m->map.max_retries = XENSTATS_VCPU_DEFAULT_MAX_RETRIES;
+    m->mem = mem;
+    m->len = len;
+    return m;
 }
 
 struct xenstats_vcpu_map *xenstats_vcpu_map_open_memory(const void *mem, size_t len)
 {
-    return map_new(mem, len);
+    struct region_map *m = map_new(mem, len);
+
+    return m ? &m->map : NULL;
 }
 
 struct xenstats_vcpu_map *xenstats_vcpu_map_open_file(const char *path)
 {
-    struct xenstats_vcpu_map *map;
+    struct region_map *map;
     char *text = NULL;
     size_t len = 0;
     void *buf;
@@ -205,7 +507,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open_file(const char *path)
         return NULL;
     }
     map->owned = buf;
-    return map;
+    return &map->map;
 }
 
 struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uint32_t domid)
@@ -213,7 +515,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     struct platform *p = &host->platform;
     struct xenstats_domain_info info;
     struct platform_resource res;
-    struct xenstats_vcpu_map *map;
+    struct region_map *map;
     int r;
 
     r = platform_domain_info(p, domid, &info);
@@ -236,241 +538,16 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
         return NULL;
     }
     /* The mapping is whole frames; the domain's vCPU count bounds it. */
-    if (info.nr_vcpus > map->layout.nr_vcpus) {
-        log_warning("domain %u: region holds %u records for %u vCPUs", domid, map->layout.nr_vcpus,
+    if (info.nr_vcpus > map->map.layout.nr_vcpus) {
+        log_warning("domain %u: region holds %u records for %u vCPUs", domid, map->map.layout.nr_vcpus,
                     info.nr_vcpus);
         platform_resource_unmap(p, &res);
         free(map);
         set_errno(-ERANGE);
         return NULL;
     }
-    map->layout.nr_vcpus = info.nr_vcpus;
+    map->map.layout.nr_vcpus = info.nr_vcpus;
     map->host = host;
     map->resource = res;
-    return map;
-}
-
-/* A map with no region: its layout only carries the vCPU count. */
-struct xenstats_vcpu_map *xenstats_vcpu_map_open_hypercall(struct xenstats_host *host, uint32_t domid)
-{
-    struct platform *p = &host->platform;
-    struct xenstats_domain_info info;
-    struct xenstats_vcpu_sample probe;
-    struct xenstats_vcpu_map *map;
-    int r;
-
-    r = platform_domain_info(p, domid, &info);
-    if (r < 0)
-        return set_errno(r), NULL;
-    /* Ask once now, so that a refusal shows at open, not at the first sample. */
-    r = vcpu_hypercall_read(host, domid, 0, &probe);
-    if (r < 0)
-        return set_errno(r), NULL;
-    map = calloc(1, sizeof(*map));
-    if (!map)
-        return set_errno(-ENOMEM), NULL;
-    map->layout.size = XEN_VCPU_STATS_RECORD_SIZE;
-    map->layout.nr_vcpus = info.nr_vcpus;
-    map->max_retries = XENSTATS_VCPU_DEFAULT_MAX_RETRIES;
-    map->host = host;
-    map->hypercall = true;
-    map->domid = domid;
-    return map;
-}
-
-enum xenstats_vcpu_source xenstats_vcpu_map_source(const struct xenstats_vcpu_map *map)
-{
-    return map->hypercall ? XENSTATS_VCPU_SOURCE_HYPERCALL : XENSTATS_VCPU_SOURCE_RESOURCE;
-}
-
-void xenstats_vcpu_map_close(struct xenstats_vcpu_map *map)
-{
-    if (!map)
-        return;
-    if (map->host && !map->hypercall)
-        platform_resource_unmap(&map->host->platform, &map->resource);
-    free(map->owned);
-    free(map);
-}
-
-const struct xenstats_vcpu_layout *xenstats_vcpu_map_layout(const struct xenstats_vcpu_map *map)
-{
-    return &map->layout;
-}
-
-uint32_t xenstats_vcpu_map_nr_vcpus(const struct xenstats_vcpu_map *map)
-{
-    return map->layout.nr_vcpus;
-}
-
-void xenstats_vcpu_map_set_max_retries(struct xenstats_vcpu_map *map, uint32_t max_retries)
-{
-    map->max_retries = max_retries;
-}
-
-/* Remember the latest producer time seen, for xenstats_vcpu_map_clock(). */
-static void note_update_times(struct xenstats_vcpu_map *map, const struct xenstats_vcpu_sample *samples, uint32_t n)
-{
-    uint32_t i;
-
-    for (i = 0; i < n; i++)
-        if (xenstats_vcpu_sample_status(&samples[i], XEN_VCPU_STATS_UPDATE_TIME) == XENSTATS_COUNTER_VALID &&
-            samples[i].raw[XEN_VCPU_STATS_UPDATE_TIME] > map->max_update)
-            map->max_update = samples[i].raw[XEN_VCPU_STATS_UPDATE_TIME];
-}
-
-int xenstats_vcpu_map_snapshot(struct xenstats_vcpu_map *map, uint32_t vcpu, struct xenstats_vcpu_sample *ret_sample)
-{
-    int r;
-
-    if (vcpu >= map->layout.nr_vcpus)
-        return set_errno(-ENOENT);
-    if (map->hypercall)
-        return set_errno(vcpu_hypercall_read(map->host, map->domid, vcpu, ret_sample));
-    r = vcpu_record_read(record_at(map, vcpu), map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                         ret_sample);
-    if (r == 0)
-        note_update_times(map, ret_sample, 1);
-    return set_errno(r);
-}
-
-int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstats_vcpu_sample *ret_samples,
-                                   uint32_t count)
-{
-    const unsigned char *record;
-    uint32_t stride = map->layout.stride, i;
-
-    if (count > map->layout.nr_vcpus)
-        return set_errno(-ENOENT);
-    if (map->hypercall) {
-        for (i = 0; i < count; i++) {
-            int r = vcpu_hypercall_read(map->host, map->domid, i, &ret_samples[i]);
-
-            if (r < 0)
-                return set_errno(r);
-        }
-        return 0;
-    }
-    record = map->mem + map->layout.offset;
-    if (map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE) {
-        /* The producer has every counter we know: constant-size copies. */
-        for (i = 0; i < count; i++, record += stride)
-            if (read_record(record, XENSTATS_VCPU_NR_COUNTERS * 8, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                            &ret_samples[i]) < 0)
-                return set_errno(-EBUSY);
-    } else {
-        for (i = 0; i < count; i++, record += stride)
-            if (vcpu_record_read(record, map->layout.size, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                                 &ret_samples[i]) < 0)
-                return set_errno(-EBUSY);
-    }
-    note_update_times(map, ret_samples, count);
-    return 0;
-}
-
-size_t xenstats_vcpu_map_dump_size(const struct xenstats_vcpu_map *map)
-{
-    return (size_t)map->layout.offset + (size_t)map->layout.nr_vcpus * map->layout.stride;
-}
-
-int xenstats_vcpu_map_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
-{
-    unsigned char *out = buf;
-    uint32_t v, attempt;
-    size_t i;
-
-    if (map->hypercall)
-        return set_errno(-EOPNOTSUPP);
-    if (len < xenstats_vcpu_map_dump_size(map))
-        return set_errno(-ENOBUFS);
-    for (i = 0; i < map->layout.offset; i += 4)
-        *(uint32_t *)(out + i) = load32(map->mem + i);
-    for (v = 0; v < map->layout.nr_vcpus; v++) {
-        const unsigned char *rec = record_at(map, v);
-        unsigned char *dst = out + map->layout.offset + (size_t)v * map->layout.stride;
-
-        for (attempt = 0; attempt <= map->max_retries; attempt++) {
-            uint32_t s1 = __atomic_load_n((const uint32_t *)rec, __ATOMIC_ACQUIRE), s2;
-
-            if (s1 & 1) {
-                cpu_relax();
-                continue;
-            }
-            for (i = 0; i < map->layout.stride; i += 4)
-                *(uint32_t *)(dst + i) = load32(rec + i);
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
-            s2 = __atomic_load_n((const uint32_t *)rec, __ATOMIC_RELAXED);
-            if (s1 == s2)
-                break;
-        }
-        if (attempt > map->max_retries)
-            return set_errno(-EBUSY);
-    }
-    return 0;
-}
-
-int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint64_t now, uint64_t ret_times[4])
-{
-    unsigned int i;
-    uint64_t state, updated;
-
-    for (i = 0; i < 4; i++)
-        ret_times[i] = xenstats_vcpu_sample_value(sample, i);
-    if (xenstats_vcpu_sample_status(sample, XEN_VCPU_STATS_STATE) != XENSTATS_COUNTER_VALID ||
-        xenstats_vcpu_sample_status(sample, XEN_VCPU_STATS_UPDATE_TIME) != XENSTATS_COUNTER_VALID)
-        return set_errno(-ENODATA);
-    state = sample->raw[XEN_VCPU_STATS_STATE];
-    updated = sample->raw[XEN_VCPU_STATS_UPDATE_TIME];
-    if (state > 3 || xenstats_vcpu_sample_status(sample, (unsigned int)state) != XENSTATS_COUNTER_VALID)
-        return set_errno(-ENODATA);
-    if (now > updated)
-        ret_times[state] += now - updated;
-    return 0;
-}
-
-/*
- * The backend's clock, in the producer's time.  A region is stamped by its
- * producer's clock (on Xen, NOW(): not readable from user space), which may
- * be ahead of the backend's by a constant.  Every UPDATE_TIME already read
- * was stamped before this clock reading, so the latest one bounds the
- * offset from below; the host keeps the largest bound any region gave.
- * With busy vCPUs anywhere on the host it comes within milliseconds of
- * the true offset, and "now" is never behind a time already seen.
- */
-int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
-{
-    uint64_t now;
-    int r;
-
-    if (!map->host)
-        return set_errno(-EOPNOTSUPP);
-    r = platform_resource_clock_ns(&map->host->platform, &now);
-    if (r < 0)
-        return set_errno(r);
-    if (!map->hypercall && map->max_update > now &&
-        (int64_t)(map->max_update - now) > map->host->region_clock_offset)
-        map->host->region_clock_offset = (int64_t)(map->max_update - now);
-    if (!map->hypercall)
-        now += (uint64_t)map->host->region_clock_offset;
-    *ret_now = now;
-    return 0;
-}
-
-static const char *const counter_names[XENSTATS_VCPU_NR_COUNTERS] = {
-    [XEN_VCPU_STATS_RUNNING_TIME] = "running_time",   [XEN_VCPU_STATS_RUNNABLE_TIME] = "runnable_time",
-    [XEN_VCPU_STATS_BLOCKED_TIME] = "blocked_time",   [XEN_VCPU_STATS_OFFLINE_TIME] = "offline_time",
-    [XEN_VCPU_STATS_STATE_CHANGES] = "state_changes", [XEN_VCPU_STATS_STATE] = "state",
-    [XEN_VCPU_STATS_UPDATE_TIME] = "update_time",
-};
-
-const char *xenstats_vcpu_counter_name(unsigned int idx)
-{
-    return idx < XENSTATS_VCPU_NR_COUNTERS ? counter_names[idx] : NULL;
-}
-
-const char *xenstats_vcpu_runstate_name(uint64_t state)
-{
-    static const char *const names[] = {"running", "runnable", "blocked", "offline"};
-
-    return state < ARRAY_SIZE(names) ? names[state] : NULL;
+    return &map->map;
 }

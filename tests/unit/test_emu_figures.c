@@ -112,7 +112,7 @@ static uint64_t region_running(struct fixture *f, const struct emu_domain *d)
     assert_non_null(map);
     for (v = 0; v < d->spec.nr_vcpus; v++) {
         struct xenstats_vcpu_sample smp;
-        uint64_t t[4];
+        uint64_t t[XENSTATS_VCPU_NR_RUNSTATES];
 
         assert_int_equal(xenstats_vcpu_map_snapshot(map, v, &smp), 0);
         assert_int_equal(xenstats_vcpu_sample_project(&smp, f->now, t), 0);

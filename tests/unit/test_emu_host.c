@@ -153,7 +153,7 @@ static void test_scheduler_accounting(void **state)
         assert_non_null(map);
         for (uint32_t v = 0; v < doms[d]->spec.nr_vcpus; v++) {
             struct xenstats_vcpu_sample smp;
-            uint64_t t[4], total;
+            uint64_t t[XENSTATS_VCPU_NR_RUNSTATES], total;
 
             assert_int_equal(xenstats_vcpu_map_snapshot(map, v, &smp), 0);
             for (int c = 0; c < XENSTATS_VCPU_NR_COUNTERS; c++)

@@ -168,7 +168,7 @@ static void test_map_snapshots_and_projection(void **state)
 {
     struct xenstats_vcpu_sample s[3];
     struct xenstats_vcpu_map *map;
-    uint64_t now, times[4];
+    uint64_t now, times[XENSTATS_VCPU_NR_RUNSTATES];
 
     (void)state;
     map = xenstats_vcpu_map_open_hypercall(&fake_host, DOMID);
@@ -210,7 +210,7 @@ static void test_region_clock_learns_offset(void **state)
     const uint64_t ahead = 5000000000ULL; /* Xen ran 5 s before dom0's clock started */
     struct xenstats_vcpu_sample s[3];
     struct xenstats_vcpu_map *map, *hc;
-    uint64_t now, times[4];
+    uint64_t now, times[XENSTATS_VCPU_NR_RUNSTATES];
 
     (void)state;
     fake_host.region_clock_offset = 0;

@@ -247,7 +247,7 @@ static void test_old_producer_new_reader(void **state)
     for (int i = 4; i < XENSTATS_VCPU_NR_COUNTERS; i++)
         assert_int_equal(xenstats_vcpu_sample_status(&s, i), XENSTATS_COUNTER_UNKNOWN);
     /* without STATE/UPDATE_TIME the staleness rule cannot apply */
-    uint64_t t[4];
+    uint64_t t[XENSTATS_VCPU_NR_RUNSTATES];
     assert_int_equal(xenstats_vcpu_sample_project(&s, 1000, t), -ENODATA);
     assert_int_equal(t[2], 300);
     assert_int_equal(xenstats_vcpu_map_snapshot(map, 2, &s), -ENOENT);
@@ -318,7 +318,7 @@ static void test_busy_writer_bounded(void **state)
 static void test_projection(void **state)
 {
     struct xenstats_vcpu_sample s = {0};
-    uint64_t t[4];
+    uint64_t t[XENSTATS_VCPU_NR_RUNSTATES];
 
     (void)state;
     s.nr_present = XENSTATS_VCPU_NR_COUNTERS;
@@ -358,6 +358,9 @@ static void test_dump_round_trip(void **state)
     int fd;
 
     (void)state;
+    /* compared whole below: the padding must not be indeterminate */
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
     for (uint32_t v = 0; v < 3; v++) {
         struct xen_vcpu_stats *rec = xen_vcpu_stats_record(r, v);
 
