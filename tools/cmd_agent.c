@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -263,14 +264,15 @@ static int write_piece(void *ctx, const char *data, size_t len)
 static void *stream_main(void *arg)
 {
     struct stream *st = arg;
+    struct agent *a = st->agent;
     int r = snapshot_render_to(st->snap, st->format, write_piece, st);
 
     if (r < 0 && r != -EPIPE)
         log_debug("cannot send a rendering: %s", strerror(-r));
     close(st->fd);
     snapshot_unref(st->snap);
-    __atomic_sub_fetch(&st->agent->streams, 1, __ATOMIC_RELAXED);
     free(st);
+    __atomic_sub_fetch(&a->streams, 1, __ATOMIC_RELAXED);
     return NULL;
 }
 
@@ -765,6 +767,14 @@ int cmd_agent(int argc, char **argv)
     sigaddset(&mask, SIGTERM);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /*
+     * A rendering's and a round's large buffers (the index of a thousand
+     * guests' statistics, a compressed /metrics) come and go in several
+     * threads: mapped and unmapped each time, rather than left in an
+     * arena after glibc raises its threshold past them, which kept each
+     * thread's peak as RSS.
+     */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 
     a.host = tool_host_open(CMD);
     if (!a.host)
