@@ -8,7 +8,8 @@
  * JSON.  Samples are immutable snapshots handed to HTTP threads by
  * reference, so scrapes never wait for sampling and vice versa; a gzip
  * rendering is made once per snapshot, a plain one is rendered as it is
- * sent (the text of a thousand domains is some 17 MB, never held).  --web-config adds
+ * sent (the text of a thousand domains is some 17 MB, held only while
+ * more than four are sent at once).  --web-config adds
  * TLS and basic auth (web_config.h, http_auth.h).  A host that goes away
  * is looked for again (lose_host()), /healthz saying 503 meanwhile.
  */
@@ -233,23 +234,41 @@ static enum MHD_Result respond_health(struct agent *a, struct MHD_Connection *c)
  * pieces into a pipe that the response reads, so neither holds more than
  * a piece and the pipe's buffer.  A client that goes away closes the
  * pipe, and the renderer stops at its next piece (EPIPE; SIGPIPE is
- * ignored).  At most MAX_STREAMS at once: beyond that, -EBUSY.
+ * ignored).  A rendering that fails ends the response with an error, so
+ * the client sees a broken transfer, never a short body that looks whole.
+ * At most MAX_STREAMS at once: beyond that, -EBUSY, and the caller sends
+ * the text rendered whole, once for the snapshot.  (The HTTP thread
+ * waits on the pipe for each piece, as it waited for a whole rendering
+ * before: a piece takes well under a millisecond to make.)
  */
-#define MAX_STREAMS 2
+#define MAX_STREAMS 4
 
 struct stream {
     struct agent *agent;
     struct snapshot *snap;
     enum render_format format;
-    int fd; /* the pipe's write end */
+    int fds[2];        /* the pipe: the response reads [0], the renderer writes [1] */
+    int error;         /* atomic: the rendering's error, set before [1] is closed */
+    unsigned int refs; /* atomic: the renderer and the response */
 };
+
+static void stream_unref(struct stream *st)
+{
+    struct agent *a = st->agent;
+
+    if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL))
+        return;
+    snapshot_unref(st->snap);
+    free(st);
+    __atomic_sub_fetch(&a->streams, 1, __ATOMIC_RELAXED);
+}
 
 static int write_piece(void *ctx, const char *data, size_t len)
 {
     const struct stream *st = ctx;
 
     while (len) {
-        ssize_t n = write(st->fd, data, len);
+        ssize_t n = write(st->fds[1], data, len);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -264,19 +283,43 @@ static int write_piece(void *ctx, const char *data, size_t len)
 static void *stream_main(void *arg)
 {
     struct stream *st = arg;
-    struct agent *a = st->agent;
     int r = snapshot_render_to(st->snap, st->format, write_piece, st);
 
     if (r < 0 && r != -EPIPE)
         log_debug("cannot send a rendering: %s", strerror(-r));
-    close(st->fd);
-    snapshot_unref(st->snap);
-    free(st);
-    __atomic_sub_fetch(&a->streams, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->error, r, __ATOMIC_RELEASE);
+    close(st->fds[1]);
+    stream_unref(st);
     return NULL;
 }
 
-/* Start sending s's rendering: 0 with *ret_response, or -EBUSY / -errno; takes s's reference. */
+/* The response's reader: the pipe's bytes, then the end, or an error if the rendering failed. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct stream *st = cls;
+    ssize_t n;
+
+    (void)pos;
+    do
+        n = read(st->fds[0], buf, max);
+    while (n < 0 && errno == EINTR);
+    if (n > 0)
+        return n;
+    if (n == 0 && __atomic_load_n(&st->error, __ATOMIC_ACQUIRE) == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* The response is done with, sent or not: closing the read end stops a renderer still at work. */
+static void stream_response_free(void *cls)
+{
+    struct stream *st = cls;
+
+    close(st->fds[0]);
+    stream_unref(st);
+}
+
+/* Start sending s's rendering: 0 with *ret_response, taking s's reference; or -EBUSY / -errno. */
 static int stream_rendering(struct agent *a, struct snapshot *s, enum render_format format,
                             struct MHD_Response **ret_response)
 {
@@ -284,7 +327,7 @@ static int stream_rendering(struct agent *a, struct snapshot *s, enum render_for
     struct MHD_Response *r;
     pthread_attr_t attr;
     pthread_t thread;
-    int fds[2] = {-1, -1}, err;
+    int err;
 
     *ret_response = NULL;
     if (__atomic_add_fetch(&a->streams, 1, __ATOMIC_RELAXED) > MAX_STREAMS) {
@@ -292,34 +335,40 @@ static int stream_rendering(struct agent *a, struct snapshot *s, enum render_for
         goto fail;
     }
     st = malloc(sizeof(*st));
-    if (!st || pipe2(fds, O_CLOEXEC) < 0) {
-        err = st ? negative_errno() : -ENOMEM;
+    if (!st) {
+        err = -ENOMEM;
         goto fail;
     }
-    *st = (struct stream){.agent = a, .snap = s, .format = format, .fd = fds[1]};
-    r = MHD_create_response_from_pipe(fds[0]);
+    *st = (struct stream){.agent = a, .snap = s, .format = format, .fds = {-1, -1}, .refs = 2};
+    if (pipe2(st->fds, O_CLOEXEC) < 0) {
+        err = negative_errno();
+        goto fail;
+    }
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, st, stream_response_free);
     if (!r) {
         err = -ENOMEM;
         goto fail;
     }
-    fds[0] = -1; /* the response's now */
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     err = -pthread_create(&thread, &attr, stream_main, st);
     pthread_attr_destroy(&attr);
     if (err < 0) {
-        MHD_destroy_response(r);
-        goto fail;
+        /* the renderer's reference, and its end of the pipe, never taken */
+        close(st->fds[1]);
+        __atomic_sub_fetch(&st->refs, 1, __ATOMIC_RELAXED);
+        st->snap = NULL; /* s stays the caller's */
+        MHD_destroy_response(r); /* the read end and the last reference: the counter goes with it */
+        return err;
     }
     *ret_response = r;
     return 0;
 fail:
-    if (fds[0] >= 0)
-        close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
+    if (st && st->fds[0] >= 0) {
+        close(st->fds[0]);
+        close(st->fds[1]);
+    }
     free(st);
-    snapshot_unref(s);
     __atomic_sub_fetch(&a->streams, 1, __ATOMIC_RELAXED);
     return err;
 }
@@ -405,13 +454,24 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
         if (!r)
             snapshot_unref(s);
+    } else if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+        /* no body will be read: no renderer to start */
+        snapshot_unref(s);
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     } else {
         int err = stream_rendering(a, s, format, &r);
 
-        if (err == -EBUSY)
-            return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many uncompressed responses at once\n");
-        if (err < 0)
+        /* more at once than are rendered as sent: the text made whole, once for the snapshot */
+        data = err == -EBUSY ? snapshot_render(s, format, &len) : NULL;
+        if (err < 0 && !data) {
+            snapshot_unref(s);
             return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render\n");
+        }
+        if (data) {
+            r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
+            if (!r)
+                snapshot_unref(s);
+        }
     }
     if (!r)
         return MHD_NO;
@@ -826,7 +886,7 @@ out:
     if (a.httpd)
         MHD_stop_daemon(a.httpd);
     /* the daemon closed their pipes: the renderers stop at their next piece */
-    for (int i = 0; i < 1000 && __atomic_load_n(&a.streams, __ATOMIC_RELAXED); i++)
+    while (__atomic_load_n(&a.streams, __ATOMIC_RELAXED))
         usleep(1000);
     http_guard_free(a.guard);
     http_auth_free(a.auth);

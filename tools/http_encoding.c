@@ -148,7 +148,7 @@ static int gzip_feed(struct gzip_stream *g, const char *data, size_t len, int fl
             g->cap = cap;
         }
         g->z.next_out = (Bytef *)g->out + g->z.total_out;
-        g->z.avail_out = (uInt)(g->cap - g->z.total_out);
+        g->z.avail_out = (uInt)(g->cap - g->z.total_out > UINT_MAX ? UINT_MAX : g->cap - g->z.total_out);
         r = deflate(&g->z, flush);
         if (r == Z_STREAM_ERROR)
             return -ENOMEM;

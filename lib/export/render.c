@@ -450,7 +450,10 @@ static int make_prefixes(struct emitter *e, const struct snapshot *s)
         for (j = 0; j < d->nr_sets; j++) {
             size_t here = b->len;
 
-            /* the domain's labels again: offsets stay valid across growth */
+            /* the domain's labels again: room first, as growing may move
+             * the buffer the copy is taken from (offsets stay valid) */
+            if (!grow(b, dom_len))
+                break;
             put(b, b->data + start, dom_len);
             puts_(b, ",provider=\"");
             label_escape(b, d->sets[j].provider);

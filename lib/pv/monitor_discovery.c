@@ -242,7 +242,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     memcpy(name_copy, s->name_map, bytes);
     s->names_hash = mon_page_hash(name_copy, bytes);
     /* the names are never read again for meaning: not kept mapped (half
-     * of a set's pages; mon_names_check() maps them now and then) */
+     * of a set's pages; monitor_sample.c maps them now and then) */
     platform_grant_unmap(pl, (void *)s->name_map, keys->nr_pages);
     s->name_map = NULL;
     r = pv_parse_name_pages(name_copy, keys->nr_pages, descs, s->reason);

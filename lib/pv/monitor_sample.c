@@ -128,7 +128,6 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
     return sent;
 }
 
-
 /*
  * Names are never re-read, so rewriting them is harmless; say so once.
  * The name pages are not kept mapped: they are mapped and hashed after

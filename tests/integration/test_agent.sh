@@ -89,15 +89,17 @@ t0 = time.time()
 assert urllib.request.urlopen(url, timeout=5).status == 200
 assert time.time() - t0 < 2, "a scrape waited behind slow clients"
 # many concurrent scrapes all succeed
-ok = []
+ok, errors = [], []
 def scrape():
     try:
-        ok.append(urllib.request.urlopen(url, timeout=10).status == 200)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            ok.append(r.status == 200 and r.read().endswith(b"\n"))
     except Exception as e:
         ok.append(False)
+        errors.append(repr(e))
 ts = [threading.Thread(target=scrape) for _ in range(50)]
 [t.start() for t in ts]; [t.join() for t in ts]
-assert all(ok) and len(ok) == 50, ok.count(False)
+assert all(ok) and len(ok) == 50, (ok.count(False), errors[:3])
 for s in slow: s.close()
 print("ok")
 PY

@@ -48,6 +48,34 @@ curl -sf -H 'Accept-Encoding: gzip' "$URL/api/v1/snapshot" | gzip -dc |
     python3 -c 'import json,sys; json.load(sys.stdin)' || fail "JSON gzipped"
 pass "curl --compressed, OpenMetrics and JSON gzipped"
 
+# ---- uncompressed answers, rendered as they are sent ------------------------------
+# HEAD: the headers of a GET, and no renderer started for a body nobody reads
+curl -sf -I -o /dev/null -D "$T/head.headers" "$URL/metrics" || fail "HEAD /metrics failed"
+grep -qi '^Content-Type: text/plain; version=0.0.4' "$T/head.headers" || fail "HEAD: $(cat "$T/head.headers")"
+# six at once (more than the agent renders as it sends): each complete and
+# valid, never cut short (beyond four, the text made whole serves them)
+pids=
+for i in 1 2 3 4 5 6; do
+    curl -s -o "$T/par.$i" -w '%{http_code}' "$URL/metrics" >"$T/par.$i.code" &
+    pids="$pids $!"
+done
+# shellcheck disable=SC2086
+wait $pids
+ok=0
+for i in 1 2 3 4 5 6; do
+    code=$(cat "$T/par.$i.code")
+    case $code in
+    # the last family is rendered last, whether it has samples or not
+    200) grep -q '^# TYPE xenstats_pv_text_info gauge$' "$T/par.$i" && [ "$(tail -c 1 "$T/par.$i" | od -An -c | tr -d ' ')" = '\n' ] ||
+             fail "answer $i is cut short: $(tail -c 200 "$T/par.$i")"
+         promtool check metrics <"$T/par.$i" >/dev/null 2>&1 ||
+             fail "answer $i is not a valid exposition: $(promtool check metrics <"$T/par.$i" 2>&1 | head -3)"
+         ok=$((ok + 1)) ;;
+    *) fail "answer $i: HTTP $code" ;;
+    esac
+done
+pass "uncompressed: HEAD answers headers only; $ok of 6 concurrent scrapes complete and valid"
+
 # what Accept-Encoding asks for, and what is sent
 encoding() {
     curl -sf -D - -o /dev/null -H "Accept-Encoding: $1" "$URL/metrics" | tr -d '\r' |
