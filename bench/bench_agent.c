@@ -508,7 +508,6 @@ static double devices_floor(const char *run_dir, int seconds, long *ret_files)
     struct timespec c0, c1;
     uint64_t t0;
     long files = 0;
-    int rounds = 0;
 
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     t0 = monotonic_ns();
@@ -544,12 +543,10 @@ static double devices_floor(const char *run_dir, int seconds, long *ret_files)
         }
         closedir(d);
         close(root);
-        rounds++;
         sleep_ms(1000 - (int)((monotonic_ns() - t0) / 1000000 % 1000));
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     *ret_files = files;
-    (void)rounds;
     return 100.0 * ((double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9) /
            ((double)(monotonic_ns() - t0) / 1e9);
 }

@@ -443,35 +443,29 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     if (!s)
         return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
     gzip = http_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+    r = NULL;
+    data = NULL;
     if (gzip) {
         __atomic_store_n(&a->last_gzip_ns[format], monotonic_ns(), __ATOMIC_RELAXED);
         data = snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
+    } else if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+        /* no body will be read: no renderer to start */
+        snapshot_unref(s);
+        s = NULL;
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    } else if (stream_rendering(a, s, format, &r) == -EBUSY) {
+        /* more at once than are rendered as sent: the text made whole, once for the snapshot */
+        data = snapshot_render(s, format, &len);
+    }
+    if (s && !r) {
         if (!data) {
             snapshot_unref(s);
-            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, gzip ? "out of memory\n" : "cannot render\n");
         }
         /* The response borrows the snapshot's bytes; the reference goes with it. */
         r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
         if (!r)
             snapshot_unref(s);
-    } else if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) {
-        /* no body will be read: no renderer to start */
-        snapshot_unref(s);
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    } else {
-        int err = stream_rendering(a, s, format, &r);
-
-        /* more at once than are rendered as sent: the text made whole, once for the snapshot */
-        data = err == -EBUSY ? snapshot_render(s, format, &len) : NULL;
-        if (err < 0 && !data) {
-            snapshot_unref(s);
-            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render\n");
-        }
-        if (data) {
-            r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
-            if (!r)
-                snapshot_unref(s);
-        }
     }
     if (!r)
         return MHD_NO;

@@ -51,9 +51,6 @@ const struct figure_decl figure_decls[FIG_COUNT] = {
 
 /* ---- buffer ------------------------------------------------------------- */
 
-/* A sink's buffer: the pieces it is given are about this long. */
-#define SINK_PIECE RENDER_PIECE
-
 /* Hand what the buffer holds to its sink; false (and failed) when it refuses. */
 static bool drain(struct strbuf *b)
 {
@@ -82,7 +79,7 @@ static bool grow(struct strbuf *b, size_t more)
         return false;
     if (b->len + more + 1 <= b->cap)
         return true;
-    cap = b->cap ? b->cap : b->sink ? SINK_PIECE : 4096;
+    cap = b->cap ? b->cap : b->sink ? RENDER_PIECE : 4096;
     while (cap < b->len + more + 1)
         cap *= 2;
     d = realloc(b->data, cap);
