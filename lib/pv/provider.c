@@ -500,6 +500,11 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
         return set_errno(-EALREADY);
     if (!set->count)
         return set_errno(-ENODATA);
+    if (p->republish && !set->republish) {
+        /* after a resume, before the new domain is ready: with the others */
+        set->republish = true;
+        return 0;
+    }
     if (!p->evtchn)
         return set_errno(-ENOTCONN); /* a resume could not open a new one yet */
     set->nr_pages = (set->count + XEN_PV_STATS_PER_PAGE - 1) / XEN_PV_STATS_PER_PAGE;
