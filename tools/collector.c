@@ -125,13 +125,6 @@ int collector_fd(const struct collector *c)
     return c->monitor ? xenstats_monitor_fd(c->monitor) : -1;
 }
 
-int collector_dispatch(struct collector *c)
-{
-    int r = c->monitor ? xenstats_monitor_dispatch(c->monitor, 0) : 0;
-
-    return r < 0 && r != -EINTR ? r : 0;
-}
-
 uint64_t collector_errors(const struct collector *c)
 {
     return c->errors;
@@ -233,6 +226,19 @@ static void refresh_domains(struct collector *c)
         pp = &t->next;
     }
     free(list);
+}
+
+int collector_dispatch(struct collector *c)
+{
+    int r = c->monitor ? xenstats_monitor_dispatch(c->monitor, 0) : 0;
+
+    if (r < 0 && r != -EINTR)
+        return r;
+    /* a new domain (restored, migrated in, rebooted): track it now, so
+     * that its providers can publish before the next round asks them */
+    if (c->monitor && xenstats_monitor_domains_introduced(c->monitor))
+        refresh_domains(c);
+    return 0;
 }
 
 /* ---- the round ---------------------------------------------------------- */

@@ -223,6 +223,13 @@ int xenstats_monitor_sample(struct xenstats_monitor *monitor);
 
 /* Requests still outstanding (sets in the sampling state). */
 size_t xenstats_monitor_pending(const struct xenstats_monitor *monitor);
+/*
+ * How many times xenstore announced a new domain (@introduceDomain) since
+ * the last call: a caller that adds domains with
+ * xenstats_monitor_add_domain() when it lists them can list them at once,
+ * so that a restored or migrated guest's sets are back within one interval.
+ */
+unsigned int xenstats_monitor_domains_introduced(struct xenstats_monitor *monitor);
 
 /* Sets currently known (withdrawn ones linger until the next dispatch). */
 size_t xenstats_monitor_nr_sets(const struct xenstats_monitor *monitor);

@@ -258,6 +258,9 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
     r = epoll_add(m->epfd, r, TAG_XS);
     if (r == 0 && !xs_watch(m->xs, "@releaseDomain", "xenstats-pv-release"))
         r = negative_errno();
+    /* a restored or migrated guest is a new domain: say so at once */
+    if (r == 0 && !xs_watch(m->xs, "@introduceDomain", "xenstats-pv-introduce"))
+        r = negative_errno();
     if (r == 0)
         r = epoll_add(m->epfd, platform_evtchn_fd(pl, m->evtchn), TAG_EVTCHN);
     if (r == 0)
@@ -360,6 +363,14 @@ void xenstats_pv_set_get_info(const struct xenstats_pv_set *s, struct xenstats_p
     ret_info->errors = s->errors;
     ret_info->last_sample_ns = s->last_sample_ns;
     ret_info->last_latency_ns = s->last_latency_ns;
+}
+
+unsigned int xenstats_monitor_domains_introduced(struct xenstats_monitor *monitor)
+{
+    unsigned int n = monitor->introduced;
+
+    monitor->introduced = 0;
+    return n;
 }
 
 uint64_t xenstats_pv_set_attached_ns(const struct xenstats_pv_set *s)

@@ -735,6 +735,8 @@ void mon_handle_watches(struct xenstats_monitor *m)
 
         if (!strcmp(path, "@releaseDomain")) {
             reap_domains(m);
+        } else if (!strcmp(path, "@introduceDomain")) {
+            m->introduced++; /* (also once when the watch is set) */
         } else {
             for (d = m->domains; d; d = d->next)
                 if (!strcmp(ev[XS_WATCH_TOKEN], d->token)) {

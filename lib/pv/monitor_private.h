@@ -144,6 +144,7 @@ struct xenstats_monitor {
     size_t by_domid_len, by_domid_cap;
     bool by_domid_dirty;
     bool release_watched;
+    unsigned int introduced; /* @introduceDomain events not yet told */
     int broken; /* -errno once xenstore or the event channel device is gone */
     size_t outstanding;  /* sets in the sampling state */
     bool any_dirty;      /* some domain waits for a rescan */
