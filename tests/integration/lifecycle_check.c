@@ -27,28 +27,12 @@
 #include <xenstore.h>
 
 #include "emu/proto/run_dir.h"
+#include "emu_actor.h"
 #include "platform/platform.h"
 #include "util/util.h"
 
-static unsigned int checks;
 static const char *name;
 static uint32_t old_domid;
-
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "FAIL (%s:%d, pid %d): ", __FILE__, __LINE__, (int)getpid());                        \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fprintf(stderr, " [errno %d %s]\n", errno, strerror(errno));                                          \
-            exit(1);                                                                                               \
-        }                                                                                                          \
-    } while (0)
-
-static void pass(const char *what)
-{
-    printf("ok %u - %s\n", ++checks, what);
-    fflush(stdout);
-}
 
 /* ---- the two processes' conversation ----------------------------------- */
 
@@ -63,18 +47,6 @@ static uint32_t get_u32(int fd)
 
     CHECK(recv(fd, &v, sizeof(v), 0) == (ssize_t)sizeof(v), "recv from peer");
     return v;
-}
-
-static struct platform *join(uint32_t domid)
-{
-    struct xenstats_host *host;
-    char text[16];
-
-    snprintf(text, sizeof(text), "%u", domid);
-    setenv("XENSTATS_EMU_DOMID", text, 1);
-    host = xenstats_host_open(XENSTATS_BACKEND_EMU);
-    CHECK(host, "join domain %u", domid);
-    return &host->platform;
 }
 
 /* `xenstats emu ARGS` and its first line of output (empty if none). */

@@ -8,6 +8,8 @@
 
 : "${XENSTATS_LIFECYCLE_CHECK:?meson test sets XENSTATS_LIFECYCLE_CHECK}"
 CHECK=$XENSTATS_LIFECYCLE_CHECK
+: "${XENSTATS_HOST_PROBE:?meson test sets XENSTATS_HOST_PROBE}"
+PROBE=$XENSTATS_HOST_PROBE
 export XENSTATS
 xsread() { XENSTORED_PATH="$XENSTATS_EMU_DIR/xenstore/0" xenstore-read "$@"; }
 stat_of() { "$XENSTATS" emu stats | awk -v k="$1" '$1 == k { print $2 }'; }
@@ -57,7 +59,6 @@ pass "migrate: same devices with fresh counters, new home, forwarding record"
 pass "save/restore and reboot: domain 7 then 8"
 
 # a saved domain's name while another runs under it
-pid_file=$XENSTATS_TEST_TMP/sleeper.pid
 XENSTATS_EMU_DOMID=3 XENSTORED_PATH="$XENSTATS_EMU_DIR/xenstore/3" xenstore-watch data >/dev/null &
 watcher=$!
 sleep 0.3
@@ -90,13 +91,37 @@ pass "save refuses a second image, restore a running name; SIGSTOP and SIGCONT"
 listed 2 | grep -q "^2 g2 4 cpu 3 " || fail "emu list after vcpu-set 1: $(listed 2)"
 [ "$(xsread /local/domain/2/cpu/3/availability)" = offline ] || fail "cpu/3/availability"
 [ "$(xsread /local/domain/2/cpu/0/availability)" = online ] || fail "cpu/0/availability"
-sleep 0.3
-v=$("$XENSTATS" vcpu --domain 2 --json 2>/dev/null || true)
-states=$("$XENSTATS" emu dump 2 "$XENSTATS_TEST_TMP/r" >/dev/null && "$XENSTATS" vcpu 2>&1 | awk '$1 == "g2" || $2 == "g2"' || true)
+# the states of g2's vCPUs in its statistics region, "0:running 1:offline ..."
+vcpu_states() { "$XENSTATS" vcpu g2 | awk '$1 ~ /^[0-9]+$/ { printf "%s:%s ", $1, $2 }'; }
+states=$(vcpu_states)
+case "$states" in
+"0:offline "*) fail "vCPU 0 went offline: $states" ;;
+*"1:offline 2:offline 3:offline ") ;;
+*) fail "vCPUs 1-3 not offline in the region: $states" ;;
+esac
+"$PROBE" | awk '$1 == "domain" && $2 == 2 { print $5 }' | grep -qx 1 || fail "online vCPUs through the API: $("$PROBE")"
 "$XENSTATS" emu vcpu-set g2 4
 listed 2 | grep -q "^2 g2 4 cpu 0 " || fail "emu list after vcpu-set 4: $(listed 2)"
 [ "$(xsread /local/domain/2/cpu/3/availability)" = online ] || fail "cpu/3/availability back"
-pass "vcpu-set down and up in emu list and xenstore"
+sleep 0.2
+states=$(vcpu_states)
+case "$states" in
+*offline*) fail "a vCPU stayed offline after vcpu-set 4: $states" ;;
+esac
+pass "vcpu-set down and up in emu list, xenstore, the API and the vCPU statistics"
+
+# a paused domain's vCPUs are never running (Xen: offline or blocked)
+"$XENSTATS" emu pause g2
+sleep 0.1
+states=$(vcpu_states)
+case "$states" in
+*running* | *runnable*) fail "paused g2's vCPUs: $states" ;;
+esac
+"$XENSTATS" emu unpause g2
+sleep 0.2
+vcpu_states | grep -q running || fail "unpaused g2 does not run: $(vcpu_states)"
+pass "a paused domain's vCPUs are not running"
+
 
 # --- 20 cycles of each ---
 "$XENSTATS" emu create name=cyc >/dev/null
