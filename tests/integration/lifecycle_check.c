@@ -197,6 +197,17 @@ static void guest_setup(int fd, struct guest *g, uint32_t domid)
     guest_channel(fd, g);
 }
 
+/* What exit would close, closed explicitly (so that a leak checker sees
+ * nothing left): a handle still holding a stale port counts then, as it
+ * would on exit. */
+static void guest_close(struct guest *g, struct platform_evtchn *other)
+{
+    platform_evtchn_close(g->p, other);
+    platform_evtchn_close(g->p, g->h);
+    xs_close(g->xs);
+    xenstats_host_close((struct xenstats_host *)g->p);
+}
+
 /* A process started now with the old domain's environment. */
 static void check_child_follows(uint32_t now)
 {
@@ -292,7 +303,8 @@ static void guest(int fd, const char *mode)
         /* even when the new channel got the stale port's number */
         CHECK(wait_port(g.p, fresh.h, 2000) == (int)fresh.port, "the new channel outlives the stale unbind");
     }
-    /* reboot: exits holding the stale port, which counts on close */
+    /* reboot: closes the handle holding the stale port, which counts */
+    guest_close(&g, fresh.h);
     put_u32(fd, 7);
     get_u32(fd);
 }
@@ -444,6 +456,10 @@ static void dom0(int fd, pid_t guest_pid, const char *mode)
     CHECK(get_u32(fd) == 7, "guest step 7");
     put_u32(fd, 0);
     close(fd);
+    platform_grant_unmap(z.p, fresh_map, 1);
+    platform_evtchn_close(z.p, z.h);
+    xs_close(z.xs);
+    xenstats_host_close((struct xenstats_host *)z.p);
     {
         int status;
 
@@ -507,6 +523,7 @@ static void cycling_guest(int fd)
         platform_grant_unshare(g.p, old_page, 1);
         guest_share(fd, &g, 0x5a);
     }
+    guest_close(&g, NULL);
 }
 
 static pid_t emu_pid(void)
@@ -551,14 +568,26 @@ static void cycles(int fd, pid_t guest_pid, unsigned int n)
     }
     end = emu_usage(emu_pid()); /* the guest still holds its handles */
     put_u32(fd, 0);
+    platform_grant_unmap(z.p, map, 1);
+    platform_evtchn_close(z.p, z.h);
+    xenstats_host_close((struct xenstats_host *)z.p);
+    {
+        int status;
+
+        CHECK(waitpid(guest_pid, &status, 0) == guest_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the guest failed");
+    }
     printf("# after cycle 1: %u fds, %llu KiB RSS, %llu grants; after %u: %u fds, %llu KiB, %llu grants\n",
            base.fds, (unsigned long long)base.rss_kib, (unsigned long long)base.grants, 3 * n + 1, end.fds,
            (unsigned long long)end.rss_kib, (unsigned long long)end.grants);
     CHECK(end.fds == base.fds, "the emulator's fds: %u then %u", base.fds, end.fds);
     CHECK(end.grants == base.grants, "grant entries: %llu then %llu", (unsigned long long)base.grants,
           (unsigned long long)end.grants);
-    CHECK(end.rss_kib <= base.rss_kib + 1024, "the emulator's RSS: %llu KiB then %llu KiB",
-          (unsigned long long)base.rss_kib, (unsigned long long)end.rss_kib);
+    /* Under ASan freed memory sits in quarantine, so RSS says nothing;
+     * LeakSanitizer judges the emulator's memory when it exits instead. */
+    if (!getenv("LIFECYCLE_SANITIZED"))
+        CHECK(end.rss_kib <= base.rss_kib + 1024, "the emulator's RSS: %llu KiB then %llu KiB",
+              (unsigned long long)base.rss_kib, (unsigned long long)end.rss_kib);
     pass("cycles: the emulator's fds, grant entries and RSS are at baseline");
 }
 
