@@ -66,6 +66,11 @@ static void usage(FILE *f)
             "       %s emu shutdown DOMAIN [--reason R]  shut a domain down (R: poweroff (default),\n"
             "                                       reboot, suspend, crash, watchdog, soft_reset)\n"
             "       %s emu mem-set DOMAIN SIZE      set the balloon target (as xl mem-set)\n"
+            "       %s emu vcpu-set DOMAIN N        vCPUs 0..N-1 online, the rest offline (xl vcpu-set)\n"
+            "       %s emu migrate|reboot DOMAIN    the domain carries on as a new domid (prints \"domid N\")\n"
+            "       %s emu save DOMAIN              save it (xl save): destroyed, its processes stopped\n"
+            "       %s emu restore NAME             restore the saved domain NAME (prints \"domid N\")\n"
+            "       %s emu saved                    list the saved domains\n"
             "       %s emu dump DOMID FILE          write a domain's vCPU statistics region to FILE\n"
             "       %s emu network-attach DOMAIN [DEVID]   attach a vif (as xl network-attach)\n"
             "       %s emu network-detach DOMAIN DEVID     detach it\n"
@@ -97,7 +102,8 @@ static void usage(FILE *f)
             "a vif's counters are rx_bytes rx_packets rx_errors rx_dropped tx_bytes tx_packets\n"
             "tx_errors tx_dropped, a vbd's oo_req rd_req wr_req f_req ds_req rd_sect wr_sect.\n"
             "Example: %s emu -p 4 -D name=web,vcpus=4,workload=cpu -D name=db,vcpus=2,workload=io\n",
-            PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG);
+            PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG,
+            PROG, PROG, PROG);
 }
 
 static int control_path(char *buf, size_t len)
@@ -350,6 +356,98 @@ static void list_devices(struct emu_run *run, int fd)
     }
 }
 
+/* ---- save, restore, migrate, reboot, vcpu-set ------------------------- */
+
+static const char *const lifecycle_verbs[] = {"migrate", "reboot", "save", "vcpu-set"};
+
+static bool is_lifecycle_verb(const char *verb)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(lifecycle_verbs); i++)
+        if (!strcmp(verb, lifecycle_verbs[i]))
+            return true;
+    return false;
+}
+
+static struct emu_image *find_saved(struct emu_run *run, const char *name, struct emu_image ***ret_link)
+{
+    struct emu_image **pp;
+
+    for (pp = &run->host.saved; *pp; pp = &(*pp)->next) {
+        if (!strcmp((*pp)->spec.name, name)) {
+            if (ret_link)
+                *ret_link = pp;
+            return *pp;
+        }
+    }
+    return NULL;
+}
+
+static int reply_resumed(int fd, int r, const char *name)
+{
+    if (r == -EEXIST)
+        return reply(fd, "error EEXIST a domain named '%s' is running", name);
+    if (r == -ENOMEM)
+        return reply(fd, "error ENOMEM the host has not the memory for domain '%s'", name);
+    if (r < 0)
+        return reply(fd, "error EIO %s", strerror(-r));
+    return reply(fd, "ok domid %d", r);
+}
+
+static int control_lifecycle(struct emu_run *run, int fd, const char *verb, struct emu_domain *d, char *extra)
+{
+    char name[sizeof(d->spec.name)];
+    struct emu_image *image;
+    uint64_t n;
+    int r;
+
+    if (!strcmp(verb, "vcpu-set")) {
+        if (!extra || parse_u64(extra, d->spec.nr_vcpus, &n) < 0 || n == 0)
+            return reply(fd, "error EINVAL vcpu-set needs a domain and a number of vCPUs from 1 to %u",
+                         d->spec.nr_vcpus);
+        r = emu_domain_set_vcpus(&run->host, d->domid, (uint32_t)n);
+        return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
+    }
+    if (extra)
+        return reply(fd, "error EINVAL %s takes one domain", verb);
+    if (d->domid == 0)
+        return reply(fd, "error EPERM Domain-0 cannot be %s", !strcmp(verb, "save") ? "saved" : "moved");
+    if (d->shut_down)
+        return reply(fd, "error EINVAL domain %u is shut down", d->domid);
+    if (!strcmp(verb, "save") && find_saved(run, d->spec.name, NULL))
+        return reply(fd, "error EEXIST a domain named '%s' is saved already", d->spec.name);
+    strcpy(name, d->spec.name);
+    r = emu_domain_suspend(&run->host, d->domid, !strcmp(verb, "save"), &image);
+    if (r < 0)
+        return reply(fd, "error EIO %s", strerror(-r));
+    if (!strcmp(verb, "save")) {
+        image->next = run->host.saved;
+        run->host.saved = image;
+        return reply(fd, "ok");
+    }
+    return reply_resumed(fd, emu_domain_resume(&run->host, image), name);
+}
+
+static int control_restore(struct emu_run *run, int fd, const char *name)
+{
+    struct emu_image *image, **link;
+    int r;
+
+    if (!name || !*name || strchr(name, ' '))
+        return reply(fd, "error EINVAL restore needs the name of a saved domain");
+    image = find_saved(run, name, &link);
+    if (!image)
+        return reply(fd, "error ENOENT no domain named '%s' is saved", name);
+    *link = image->next;
+    r = emu_domain_resume(&run->host, image);
+    if (r == -EEXIST) { /* kept: it may be restored once the name is free */
+        *link = image;
+        image->next = NULL;
+        for (link = &run->host.saved; *link; link = &(*link)->next)
+            ;
+    }
+    return reply_resumed(fd, r, name);
+}
+
 static int control_domain(struct emu_run *run, int fd, const char *verb, char *arg)
 {
     char *extra = arg ? strchr(arg, ' ') : NULL;
@@ -369,6 +467,8 @@ static int control_domain(struct emu_run *run, int fd, const char *verb, char *a
         return reply(fd, "error EINVAL domain %u is dying", d->domid);
     if (is_device_verb(verb))
         return control_device(run, fd, verb, d, extra);
+    if (is_lifecycle_verb(verb))
+        return control_lifecycle(run, fd, verb, d, extra);
     if (!strcmp(verb, "pause") || !strcmp(verb, "unpause")) {
         if (extra)
             return reply(fd, "error EINVAL %s takes one domain", verb);
@@ -474,8 +574,17 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         return reply(fd, "ok");
     }
     if (!strcmp(line, "pause") || !strcmp(line, "unpause") || !strcmp(line, "shutdown") ||
-        !strcmp(line, "mem-set") || is_device_verb(line))
+        !strcmp(line, "mem-set") || is_device_verb(line) || is_lifecycle_verb(line))
         return control_domain(run, fd, line, arg);
+    if (!strcmp(line, "restore"))
+        return control_restore(run, fd, arg);
+    if (!strcmp(line, "saved") && !arg) {
+        struct emu_image *image;
+
+        for (image = run->host.saved; image; image = image->next)
+            reply(fd, "saved %s %u %zu", image->spec.name, image->from_domid, image->nr_pids);
+        return reply(fd, "ok");
+    }
     if (!strcmp(line, "devices") && !arg) {
         list_devices(run, fd);
         return reply(fd, "ok");
@@ -487,10 +596,19 @@ static int handle_command(struct emu_run *run, int fd, char *line)
         reply(fd, "pcpus %u", run->host.nr_pcpus);
         reply(fd, "memory-kib %llu", (unsigned long long)run->host.total_memory_kib);
         reply(fd, "free-memory-kib %llu", (unsigned long long)run->host.free_memory_kib);
+        reply(fd, "grant-entries %llu", (unsigned long long)emu_hyper_grants_in_use(&run->host));
+        reply(fd, "stale-evtchn-bugs %llu", (unsigned long long)emu_hyper_stale_bugs(&run->host, UINT32_MAX));
+        for (struct emu_domain *d = run->host.domains; d; d = d->next) {
+            uint64_t bugs = emu_hyper_stale_bugs(&run->host, d->domid);
+
+            if (bugs)
+                reply(fd, "stale-evtchn-bugs-of %u %llu", d->domid, (unsigned long long)bugs);
+        }
         return reply(fd, "ok");
     }
     return reply(fd, "error EINVAL unknown command (create SPEC, destroy DOMID, list, stats, pause DOMAIN, "
-                     "unpause DOMAIN, shutdown DOMAIN [REASON], mem-set DOMAIN SIZE, devices, "
+                     "unpause DOMAIN, shutdown DOMAIN [REASON], mem-set DOMAIN SIZE, vcpu-set DOMAIN N, "
+                     "migrate DOMAIN, reboot DOMAIN, save DOMAIN, restore NAME, saved, devices, "
                      "network-attach DOMAIN [DEVID], network-detach DOMAIN DEVID, block-attach DOMAIN VDEV, "
                      "block-detach DOMAIN VDEV, vif-set DOMAIN DEVID SETTINGS, vbd-set DOMAIN VDEV SETTINGS)");
 }
@@ -935,6 +1053,8 @@ static int control_request(const char *request)
             }
             if (!strncmp(buf, "domain ", 7))
                 printf("%s\n", buf + 7);
+            else if (!strncmp(buf, "saved ", 6))
+                printf("%s\n", buf + 6);
             else if (strncmp(buf, "ok", 2))
                 printf("%s\n", buf);
             memmove(buf, nl + 1, used - (size_t)(nl + 1 - buf));
@@ -1055,10 +1175,21 @@ int cmd_emu(int argc, char **argv)
             return fail(CMD, "usage: %s emu %s DOMAIN", PROG, sub);
         return control_args(sub, argv[2], NULL);
     }
-    if (!strcmp(sub, "mem-set")) {
+    if (!strcmp(sub, "mem-set") || !strcmp(sub, "vcpu-set")) {
         if (argc != 4)
-            return fail(CMD, "usage: %s emu mem-set DOMAIN SIZE", PROG);
+            return fail(CMD, "usage: %s emu %s DOMAIN %s", PROG, sub, !strcmp(sub, "mem-set") ? "SIZE" : "N");
         return control_args(sub, argv[2], argv[3]);
+    }
+    if (!strcmp(sub, "migrate") || !strcmp(sub, "reboot") || !strcmp(sub, "save") || !strcmp(sub, "restore")) {
+        if (argc != 3)
+            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "restore") ? "NAME" : "DOMAIN");
+        return control_args(sub, argv[2], NULL);
+    }
+    if (!strcmp(sub, "saved")) {
+        if (argc != 2)
+            return fail(CMD, "usage: %s emu saved", PROG);
+        printf("NAME FROM-DOMID PROCESSES\n");
+        return control_request("saved");
     }
     if (!strcmp(sub, "shutdown")) {
         const char *reason = NULL;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <xenstats/abi/vcpu_stats.h>
 #include <xenstats/xenstats.h>
@@ -71,6 +72,7 @@ struct emu_vcpu {
 enum emu_change {
     EMU_CHANGE_TARGET,  /* the balloon target (memory/target) */
     EMU_CHANGE_DEVICES, /* a vif or vbd attached or detached (the list changed) */
+    EMU_CHANGE_VCPUS,   /* vCPUs went online or offline (xl vcpu-set) */
 };
 
 /*
@@ -132,6 +134,29 @@ struct emu_host;
 struct emu_loop;
 
 /*
+ * A domain on its way to a new domid (xl save/restore, migrate, reboot):
+ * what the new domain is made from, and the processes that were
+ * connected as the old one, which carry on as the new one.  Between save
+ * and restore the host keeps it under its name, its processes stopped.
+ */
+struct emu_image {
+    struct emu_image *next;
+    uint32_t id;         /* > 0: the modules keep the connections under it */
+    uint32_t from_domid; /* the domain it was made from */
+    struct emu_domain_spec spec; /* the name, and the vCPUs online and memory target when suspended */
+    uint8_t uuid[16];
+    struct emu_device *devices; /* same kinds, devids and vdevs; counters zero */
+    uint32_t nr_devices;
+    pid_t *pids; /* the connected processes (SO_PEERCRED), each once */
+    size_t nr_pids;
+    bool frozen; /* its processes got SIGSTOP (saved) */
+};
+
+/* A module tells the image (a struct emu_image) a connection it keeps:
+ * its peer process is one of the domain's (unless it is the emulator). */
+void emu_image_add_peer(int fd, void *image);
+
+/*
  * A module of the emulated host (xenstore, grants, event channels...) hears
  * about domains coming and going.  created() runs once the domain is
  * complete and visible; a failure destroys it again.  destroyed() runs
@@ -143,6 +168,14 @@ struct emu_module {
     void (*destroyed)(struct emu_host *host, struct emu_domain *d, void *data);
     /* Optional: something of the domain changed (after the change). */
     void (*changed)(struct emu_host *host, struct emu_domain *d, enum emu_change what, void *data);
+    /* Optional: d is suspended (its processes carry on in another
+     * domain): take its connections out of it before destroyed() runs,
+     * keep them unserved under image->id and tell each to
+     * emu_image_add_peer(). */
+    void (*suspend)(struct emu_host *host, struct emu_domain *d, struct emu_image *image, void *data);
+    /* Optional: the connections kept under image->id act as d from now
+     * on (d NULL: close them). */
+    void (*resume)(struct emu_host *host, struct emu_image *image, struct emu_domain *d, void *data);
     void *data;
 };
 
@@ -166,6 +199,8 @@ struct emu_host {
     bool net_dev_stale;         /* the interface table lags the vifs' counters */
     uint64_t last_tick;
     uint64_t min_vruntime; /* smallest vruntime wanting a pCPU, last tick */
+    struct emu_image *saved; /* saved domains, by the name they were saved under */
+    uint32_t next_image;
     /* scratch for the scheduler */
     struct emu_vcpu **want;
     size_t want_cap;
@@ -234,6 +269,29 @@ int emu_domain_unpause(struct emu_host *host, uint32_t domid);
 int emu_domain_shutdown(struct emu_host *host, uint32_t domid, uint32_t reason);
 /* xl mem-set: target and (as libxl enforces it) max = target + slack. */
 int emu_domain_set_target(struct emu_host *host, uint32_t domid, uint64_t target_kib);
+
+/* xl vcpu-set: vCPUs 0..online-1 online, the rest offline at once.
+ * -ESRCH, -EINVAL (dying, or online not within 1..vcpus). */
+int emu_domain_set_vcpus(struct emu_host *host, uint32_t domid, uint32_t online);
+
+/*
+ * The lifecycle of a domain whose processes carry on (docs/emulator.md):
+ * suspend takes domain domid down as destroy does (no linger), its
+ * processes' connections kept in *ret_image (their processes stopped with
+ * SIGSTOP when freeze); resume makes a new domain with the next domid of
+ * the image (same name, UUID, spec and devices, everything else fresh),
+ * hands it the connections, records the move in the run directory
+ * (moved/<old domid>), continues stopped processes and frees the image.
+ * suspend: -ESRCH, -EPERM Domain-0, -EINVAL dying or shut down, -ENOMEM.
+ * resume returns the new domid or -errno (-EEXIST: the name is running;
+ * the image is kept then); on other failures the connections are closed
+ * and the image freed.
+ */
+int emu_domain_suspend(struct emu_host *host, uint32_t domid, bool freeze, struct emu_image **ret_image);
+int emu_domain_resume(struct emu_host *host, struct emu_image *image);
+/* Free an image that will not be resumed: its connections close, its
+ * processes are continued (they see their domain gone). Accepts NULL. */
+void emu_image_drop(struct emu_host *host, struct emu_image *image);
 
 /* What getdomaininfo tells of the domain: XENSTATS_DOMAIN_* flags, and
  * the ns its vCPUs ran up to `now` (no earlier than its last tick). */

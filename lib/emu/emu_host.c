@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -433,6 +435,12 @@ int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uin
     if (mkdir(path, 0755) < 0 && errno != EEXIST)
         return negative_errno();
     clear_domains_dir(host); /* left by an emulator that died */
+    r = emu_host_path(host, path, sizeof(path), "%s", EMU_MOVED_DIR);
+    if (r < 0)
+        return r;
+    remove_flat_dir(path); /* forwarding records name domids of the old host */
+    if (mkdir(path, 0755) < 0)
+        return negative_errno();
     r = emu_devices_init(host);
     return r < 0 ? r : create_table(host);
 }
@@ -462,9 +470,17 @@ void emu_host_fini(struct emu_host *host)
 {
     char path[PATH_MAX];
 
+    while (host->saved) {
+        struct emu_image *image = host->saved;
+
+        host->saved = image->next;
+        emu_image_drop(host, image);
+    }
     while (host->domains)
         emu_domain_destroy(host, host->domains->domid);
     emu_devices_fini(host);
+    if (emu_host_path(host, path, sizeof(path), "%s", EMU_MOVED_DIR) == 0)
+        remove_flat_dir(path);
     if (emu_host_path(host, path, sizeof(path), "%s", EMU_PID_FILE) == 0)
         unlink(path);
     if (emu_host_path(host, path, sizeof(path), "%s", EMU_DOMAINS_DIR) == 0)
@@ -671,6 +687,26 @@ static void make_uuid(uint8_t uuid[16])
     uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
+/* New backends for the same devices: same kinds, devids and vdevs, counters from zero. */
+static int copy_devices(struct emu_domain *d, const struct emu_device *devices, uint32_t count)
+{
+    uint32_t i;
+
+    if (!count)
+        return 0;
+    d->devices = calloc(count, sizeof(*d->devices));
+    if (!d->devices)
+        return -ENOMEM;
+    for (i = 0; i < count; i++) {
+        d->devices[i].kind = devices[i].kind;
+        d->devices[i].devid = devices[i].devid;
+        memcpy(d->devices[i].vdev, devices[i].vdev, sizeof(d->devices[i].vdev));
+        d->devices[i].traffic = devices[i].traffic;
+    }
+    d->nr_devices = count;
+    return 0;
+}
+
 static int create_region(struct emu_host *host, struct emu_domain *d, const char *dir)
 {
     uint64_t need = xen_vcpu_stats_region_bytes(d->spec.nr_vcpus, host->cache_line);
@@ -718,7 +754,8 @@ static int create_region(struct emu_host *host, struct emu_domain *d, const char
     return 0;
 }
 
-int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
+/* A new domain: a fresh UUID and the spec's devices, or those of image. */
+static int domain_create(struct emu_host *host, const struct emu_domain_spec *spec, const struct emu_image *image)
 {
     char tmpdir[PATH_MAX], finaldir[PATH_MAX], info_text[EMU_INFO_MAX], info_path[PATH_MAX];
     struct xenstats_domain_info info = {0};
@@ -748,10 +785,12 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     d->memory_kib = d->target_kib = spec->memory_kib;
     d->static_max_kib = spec->maxmem_kib;
     d->max_kib = d->domid == 0 ? XENSTATS_KIB_UNLIMITED : spec->maxmem_kib + EMU_MAXMEM_SLACK_KIB;
-    if (d->domid != 0)
+    if (image)
+        memcpy(d->uuid, image->uuid, sizeof(d->uuid));
+    else if (d->domid != 0)
         make_uuid(d->uuid);
     d->io_rng = 0xD1B54A32D192ED03ULL ^ d->domid;
-    r = emu_devices_from_spec(d);
+    r = image ? copy_devices(d, image->devices, image->nr_devices) : emu_devices_from_spec(d);
     if (r < 0)
         goto fail;
     for (i = 0; i < spec->nr_vcpus; i++) {
@@ -835,6 +874,11 @@ fail_dir:
 fail:
     domain_free(d);
     return r;
+}
+
+int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
+{
+    return domain_create(host, spec, NULL);
 }
 
 /* What goes when a domain is destroyed, dying or not: devices, then the modules' parts. */
@@ -1151,4 +1195,170 @@ int emu_domain_kill(struct emu_host *host, uint32_t domid, uint64_t linger_ns)
     d->nr_devices = 0;
     log_info("domain %u '%s' is dying for %.3f s", domid, d->spec.name, (double)linger_ns / 1e9);
     return 0;
+}
+
+int emu_domain_set_vcpus(struct emu_host *host, uint32_t domid, uint32_t online)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+    uint32_t i;
+
+    if (!d)
+        return -ESRCH;
+    if (d->dying || online == 0 || online > d->spec.nr_vcpus)
+        return -EINVAL;
+    tick_now(host);
+    for (i = 0; i < d->spec.nr_vcpus; i++) {
+        struct emu_vcpu *v = &d->vcpus[i];
+        bool offline = i >= online;
+
+        if (v->offline == offline)
+            continue;
+        v->offline = offline;
+        /* Going up the vCPU waits for the next tick to be scheduled, as an
+         * unpaused one does (on Linux the guest must online it first). */
+        if (offline)
+            vcpu_change_state(d, v, XEN_VCPU_STATS_RUNSTATE_OFFLINE, host->last_tick);
+        else
+            v->burst_left = 0;
+    }
+    d->spec.nr_offline = d->spec.nr_vcpus - online;
+    publish_domain(host, d, host->last_tick);
+    emu_host_tell_modules(host, d, EMU_CHANGE_VCPUS);
+    return 0;
+}
+
+/* ---- save, restore, migrate, reboot -------------------------------------- */
+
+void emu_image_add_peer(int fd, void *data)
+{
+    struct emu_image *image = data;
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    pid_t *grown;
+    size_t i;
+
+    /* never the emulator itself (a module's own connection), nor init */
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 1 || cred.pid == getpid())
+        return;
+    for (i = 0; i < image->nr_pids; i++)
+        if (image->pids[i] == cred.pid)
+            return;
+    grown = realloc(image->pids, (image->nr_pids + 1) * sizeof(*grown));
+    if (!grown) {
+        log_warning("domain %u: out of memory: process %ld will not be stopped", image->from_domid,
+                    (long)cred.pid);
+        return;
+    }
+    image->pids = grown;
+    image->pids[image->nr_pids++] = cred.pid;
+}
+
+static void signal_peers(const struct emu_image *image, int sig)
+{
+    size_t i;
+
+    for (i = 0; i < image->nr_pids; i++)
+        kill(image->pids[i], sig);
+}
+
+static void image_free(struct emu_image *image)
+{
+    if (image) {
+        free(image->devices);
+        free(image->pids);
+        free(image);
+    }
+}
+
+void emu_image_drop(struct emu_host *host, struct emu_image *image)
+{
+    unsigned int i;
+
+    if (!image)
+        return;
+    for (i = 0; i < host->nr_modules; i++)
+        if (host->modules[i].resume)
+            host->modules[i].resume(host, image, NULL, host->modules[i].data);
+    if (image->frozen)
+        signal_peers(image, SIGCONT);
+    image_free(image);
+}
+
+int emu_domain_suspend(struct emu_host *host, uint32_t domid, bool freeze, struct emu_image **ret_image)
+{
+    struct emu_domain *d = emu_domain_find(host, domid);
+    struct emu_image *image;
+    unsigned int i;
+    int r;
+
+    if (!d)
+        return -ESRCH;
+    if (domid == 0)
+        return -EPERM;
+    if (d->dying || d->shut_down)
+        return -EINVAL;
+    image = calloc(1, sizeof(*image));
+    if (!image)
+        return -ENOMEM;
+    if (d->nr_devices) {
+        image->devices = calloc(d->nr_devices, sizeof(*image->devices));
+        if (!image->devices) {
+            free(image);
+            return -ENOMEM;
+        }
+        memcpy(image->devices, d->devices, d->nr_devices * sizeof(*image->devices));
+        image->nr_devices = d->nr_devices;
+    }
+    if (++host->next_image == 0)
+        host->next_image = 1;
+    image->id = host->next_image;
+    image->from_domid = domid;
+    image->spec = d->spec;
+    /* the guest comes back with the memory its balloon was asked for */
+    image->spec.memory_kib = d->target_kib;
+    memcpy(image->uuid, d->uuid, sizeof(image->uuid));
+    for (i = 0; i < host->nr_modules; i++)
+        if (host->modules[i].suspend)
+            host->modules[i].suspend(host, d, image, host->modules[i].data);
+    if (freeze) {
+        signal_peers(image, SIGSTOP);
+        image->frozen = true;
+    }
+    r = emu_domain_destroy(host, domid);
+    if (r < 0) {
+        emu_image_drop(host, image);
+        return r;
+    }
+    *ret_image = image;
+    return 0;
+}
+
+int emu_domain_resume(struct emu_host *host, struct emu_image *image)
+{
+    struct emu_domain *d;
+    unsigned int i;
+    int r;
+
+    for (d = host->domains; d; d = d->next)
+        if (!d->dying && !strcmp(d->spec.name, image->spec.name))
+            return -EEXIST;
+    r = domain_create(host, &image->spec, image);
+    if (r < 0) {
+        log_error("domain %u '%s' could not come back: %s", image->from_domid, image->spec.name, strerror(-r));
+        emu_image_drop(host, image);
+        return r;
+    }
+    d = emu_domain_find(host, (uint32_t)r);
+    for (i = 0; i < host->nr_modules; i++)
+        if (host->modules[i].resume)
+            host->modules[i].resume(host, image, d, host->modules[i].data);
+    /* a process still told to join the old domain (a child's environment)
+     * finds the new one */
+    if (emu_moved_write(host->dir, image->from_domid, d->domid) < 0)
+        log_warning("domain %u: cannot record its move to domain %u", image->from_domid, d->domid);
+    if (image->frozen)
+        signal_peers(image, SIGCONT);
+    log_info("domain %u '%s' is now domain %u", image->from_domid, d->spec.name, d->domid);
+    image_free(image);
+    return r;
 }

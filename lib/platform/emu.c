@@ -128,7 +128,9 @@ static int emu_open(struct platform *p)
         goto fail;
     pthread_mutex_init(&emu->lock, NULL);
     backend_devices_cache_init(&emu->devices);
-    p->self_domid = (uint32_t)domid;
+    /* a process told to join a domain that has moved on (its parent's
+     * environment) joins the domain it lives on now */
+    p->self_domid = emu_domid_follow(emu->dir, (uint32_t)domid);
     p->backend_data = emu;
     return 0;
 fail:

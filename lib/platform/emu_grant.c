@@ -22,28 +22,42 @@
 
 /* ---- the hypercall socket client -------------------------------------- */
 
-int emu_hypercall_connect(uint32_t domid)
+static int connect_domain(const char *dir, uint32_t domid, struct sockaddr_un *sa)
 {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    char dir[PATH_MAX];
     int fd, r;
 
-    r = emu_run_dir(dir, sizeof(dir));
-    if (r < 0)
-        return r;
-    if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s/%u", dir, EMU_HYPERCALL_DIR, domid) >=
-        (int)sizeof(sa.sun_path))
+    if (snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s/%u", dir, EMU_HYPERCALL_DIR, domid) >=
+        (int)sizeof(sa->sun_path))
         return -ENAMETOOLONG;
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return negative_errno();
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    if (connect(fd, (struct sockaddr *)sa, sizeof(*sa)) < 0) {
         r = errno == ENOENT || errno == ECONNREFUSED ? -ESRCH : negative_errno();
         close(fd);
-        log_error("cannot reach the emulated hypervisor at %s: %s", sa.sun_path, strerror(-r));
         return r;
     }
     return fd;
+}
+
+int emu_hypercall_connect(uint32_t domid)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char dir[PATH_MAX];
+    uint32_t now;
+    int r;
+
+    r = emu_run_dir(dir, sizeof(dir));
+    if (r < 0)
+        return r;
+    r = connect_domain(dir, domid, &sa);
+    /* the domain was migrated, restored or rebooted: its processes are
+     * the new domain's */
+    if (r == -ESRCH && (now = emu_domid_follow(dir, domid)) != domid)
+        r = connect_domain(dir, now, &sa);
+    if (r < 0)
+        log_error("cannot reach the emulated hypervisor at %s: %s", sa.sun_path, strerror(-r));
+    return r;
 }
 
 int emu_hypercall_call(int fd, const struct emu_hc_request *req, int send_fd, struct emu_hc_reply *ret_reply,

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <xenstore.h>
 
 #include "emu_backend.h"
@@ -25,6 +26,10 @@ static struct xs_handle *emu_store_open(struct platform *p, unsigned long xs_ope
         errno = ENAMETOOLONG;
         return NULL;
     }
+    /* the domain was migrated, restored or rebooted: its processes are
+     * the new domain's */
+    if (access(path, F_OK) < 0 && errno == ENOENT)
+        snprintf(path, sizeof(path), "%s/xenstore/%u", dir, emu_domid_follow(dir, p->self_domid));
     /*
      * libxenstore takes its socket from $XENSTORED_PATH and nowhere else.
      * Setting it is process-wide, so this is not thread-safe against

@@ -25,43 +25,12 @@
 
 #include "emu/proto/hypercall.h"
 #include "emu/proto/run_dir.h"
+#include "../integration/emu_actor.h"
 #include "platform/emu_backend.h"
 #include "platform/platform.h"
 #include "util/util.h"
 
 #define HY_LIMIT_CHUNKS 100
-
-static unsigned int checks;
-
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "FAIL (%s:%d, pid %d): ", __FILE__, __LINE__, (int)getpid());                        \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fprintf(stderr, " [errno %d %s]\n", errno, strerror(errno));                                          \
-            exit(1);                                                                                               \
-        }                                                                                                          \
-    } while (0)
-
-static void pass(const char *what)
-{
-    printf("ok %u - %s\n", ++checks, what);
-    fflush(stdout);
-}
-
-/* ---- actors ---------------------------------------------------------- */
-
-static struct platform *join(uint32_t domid)
-{
-    struct xenstats_host *host;
-    char text[16];
-
-    snprintf(text, sizeof(text), "%u", domid);
-    setenv("XENSTATS_EMU_DOMID", text, 1);
-    host = xenstats_host_open(XENSTATS_BACKEND_EMU);
-    CHECK(host, "join domain %u", domid);
-    return &host->platform;
-}
 
 static void leave(struct platform *p)
 {

@@ -93,6 +93,70 @@ static void test_deferred_unshare(void **state)
     hyper_free(hy);
 }
 
+/* A guest's handles carried from domain 1 to domain 3 (a migration). */
+static void test_park(void **state)
+{
+    struct hyper *hy = hyper_new(NULL);
+    struct hy_conn *g, *z, *fresh;
+    struct emu_hc_reply reply;
+    uint32_t old_ref, port;
+    int evfd = -1, zfd = -1, ffd = -1, zport, fport;
+
+    hyper_domain_add(hy, 0);
+    hyper_domain_add(hy, 1);
+    g = hyper_conn_new(hy, 1, -1);
+    z = hyper_conn_new(hy, 0, -1);
+    assert_int_equal(call(g, EMU_HC_EVT_OPEN, 0, 0, 0, 0, NULL, -1, NULL, &evfd), 0);
+    assert_int_equal(call(z, EMU_HC_EVT_OPEN, 0, 0, 0, 0, NULL, -1, NULL, &zfd), 0);
+    port = (uint32_t)call(g, EMU_HC_EVT_ALLOC_UNBOUND, 0, 0, 0, 0, NULL, -1, NULL, NULL);
+    zport = call(z, EMU_HC_EVT_BIND_INTERDOMAIN, 1, port, 0, 0, NULL, -1, NULL, NULL);
+    assert_true(zport > 0);
+    assert_int_equal(call(g, EMU_HC_GNT_SHARE, 0, 0, 0, 1, NULL, memfd_pages(1), &reply, NULL), 0);
+    old_ref = reply.a[0];
+
+    hyper_domain_park(hy, 1, 7, NULL, NULL);
+    hyper_domain_remove(hy, 1);
+    assert_int_equal(hyper_nr_conns(hy), 2); /* kept */
+    assert_int_equal(call(z, EMU_HC_EVT_STATUS, 0, (uint32_t)zport, 0, 0, NULL, -1, &reply, NULL), 0);
+    assert_int_equal(reply.a[0], EMU_HC_EVTCHN_UNBOUND);
+    hyper_domain_add(hy, 3);
+    hyper_unpark(hy, 7, 3);
+    assert_ptr_equal(g->dom, hyper_domain_find(hy, 3));
+
+    /* a new handle in 3 gets the stale port's number; the stale one is dead */
+    fresh = hyper_conn_new(hy, 3, -1);
+    assert_int_equal(call(fresh, EMU_HC_EVT_OPEN, 0, 0, 0, 0, NULL, -1, NULL, &ffd), 0);
+    fport = call(fresh, EMU_HC_EVT_ALLOC_UNBOUND, 0, 0, 0, 0, NULL, -1, NULL, NULL);
+    assert_int_equal(fport, (int)port);
+    assert_int_equal(call(g, EMU_HC_EVT_NOTIFY, 0, port, 0, 0, NULL, -1, NULL, NULL), 0);
+    assert_int_equal(call(g, EMU_HC_EVT_NOTIFY_MANY, 0, 0, 0, 1, &port, -1, &reply, NULL), 0);
+    assert_int_equal(reply.a[0], 0);
+    assert_int_equal(hyper_stale_bugs_total(hy), 0);
+    assert_int_equal(call(g, EMU_HC_EVT_UNBIND, 0, port, 0, 0, NULL, -1, NULL, NULL), 0);
+    assert_int_equal(hyper_stale_bugs(hy, 3), 1);
+    assert_int_equal(call(g, EMU_HC_EVT_UNBIND, 0, port, 0, 0, NULL, -1, NULL, NULL), -ENOTCONN);
+    assert_int_equal(call(fresh, EMU_HC_EVT_STATUS, 0, port, 0, 0, NULL, -1, &reply, NULL), 0);
+    assert_int_equal(reply.a[0], EMU_HC_EVTCHN_UNBOUND); /* the new one's port is untouched */
+
+    /* grants: new shares are 3's and never the old ref; its unshare frees nothing */
+    assert_int_equal(call(g, EMU_HC_GNT_SHARE, 0, 0, 0, 1, NULL, memfd_pages(1), &reply, NULL), 0);
+    assert_int_not_equal(reply.a[0], old_ref);
+    assert_int_equal(call(z, EMU_HC_GNT_MAP, 3, 0, 0, 1, &old_ref, -1, NULL, NULL), -EINVAL);
+    assert_int_equal(call(g, EMU_HC_GNT_UNSHARE, 0, 0, 0, 1, &old_ref, -1, NULL, NULL), 0);
+    assert_int_equal(hyper_grants_in_use(hy, 3), 1);
+    assert_int_equal(call(g, EMU_HC_GNT_UNSHARE, 0, 0, 0, 1, &old_ref, -1, NULL, NULL), -EINVAL);
+
+    /* parked and never resumed: closed, and not counted */
+    hyper_domain_park(hy, 3, 8, NULL, NULL);
+    hyper_unpark(hy, 8, UINT32_MAX);
+    assert_int_equal(hyper_nr_conns(hy), 1);
+    assert_int_equal(hyper_stale_bugs_total(hy), 1);
+    close(evfd);
+    close(zfd);
+    close(ffd);
+    hyper_free(hy);
+}
+
 static void test_domain_teardown(void **state)
 {
     struct hyper *hy = hyper_new(NULL);
@@ -261,6 +325,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deferred_unshare),
         cmocka_unit_test(test_domain_teardown),
+        cmocka_unit_test(test_park),
         cmocka_unit_test(test_event_backpressure),
         cmocka_unit_test(test_many_ports),
         cmocka_unit_test(test_parse),

@@ -47,6 +47,11 @@ struct hy_conn;
  * host->loop is set and before the first domain is created.
  */
 int emu_hyper_register(struct emu_host *host);
+/* Stale-evtchn bugs (hyper_unpark()) of domid, or of every domain since
+ * the emulator started (UINT32_MAX). */
+uint64_t emu_hyper_stale_bugs(struct emu_host *host, uint32_t domid);
+/* Grant entries in use in every domain (the leak checks). */
+uint64_t emu_hyper_grants_in_use(struct emu_host *host);
 
 /* ---- the engine ------------------------------------------------------ */
 
@@ -66,6 +71,32 @@ void hyper_domain_remove(struct hyper *hy, uint32_t domid);
 struct hy_conn *hyper_conn_new(struct hyper *hy, uint32_t domid, int fd);
 /* Releases everything the connection held, as a process exit does. */
 void hyper_conn_close(struct hy_conn *c);
+
+/*
+ * Carry the connections of domid out of it, as its domain is saved,
+ * migrated or rebooted (before hyper_domain_remove()): their ports close
+ * (peers see them unbound) and are remembered as stale, their grants are
+ * remembered as stale refs (the domain's removal frees the entries), and
+ * they wait under `image` (> 0), their requests unread, until
+ * hyper_unpark().  peer(fd, arg) is told each connection's socket.
+ */
+void hyper_domain_park(struct hyper *hy, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
+                       void *arg);
+/*
+ * Give the connections waiting under image to domid, which acts as their
+ * domain from now on; UINT32_MAX closes them.  A stale port is dead:
+ * notify returns 0 and delivers nothing, unbind returns 0 and counts a
+ * stale-evtchn bug (a Linux 6.1 guest's kernel BUGs there), as does a
+ * handle closed by its process while it holds one.  Unsharing a stale ref
+ * succeeds and frees nothing.
+ */
+void hyper_unpark(struct hyper *hy, uint32_t image, uint32_t domid);
+/* The process closed its connection (end of file): counts a stale-evtchn
+ * bug if it held a stale port, then hyper_conn_close(). */
+void hyper_conn_hangup(struct hy_conn *c);
+/* Stale-evtchn bugs of domid (0 for an unknown domain), and of all. */
+uint64_t hyper_stale_bugs(struct hyper *hy, uint32_t domid);
+uint64_t hyper_stale_bugs_total(struct hyper *hy);
 
 /*
  * Execute one raw request (len bytes, as received) with the nfds

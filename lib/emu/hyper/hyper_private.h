@@ -61,6 +61,7 @@ struct hy_domain {
     char path[108];
     struct hy_port **ports; /* nr_ports entries; port 0 is never used */
     uint32_t nr_ports;
+    uint64_t stale_bugs; /* unbinds and closes of ports bound before a migration */
     struct hy_grant grants[HY_GRANT_ENTRIES];
 };
 
@@ -73,12 +74,21 @@ struct hy_conn {
     struct hy_port *queue_head, *queue_tail;
     struct hy_mapping *mappings;
     uint32_t nr_mapped;
+    uint32_t parked; /* the image keeping it while its domain is suspended, 0: none */
+    /* ports and refs of a domain this connection was carried out of
+     * (hyper_domain_park()): bitmaps, NULL until then */
+    uint64_t *stale_ports;
+    uint64_t *stale_refs;
 };
 
 struct hyper {
     struct emu_loop *loop;
     struct hy_domain *domains;
     unsigned int nr_conns;
+    /* connections carried out of their domain, waiting for the next one
+     * (no ports, no grants; in no list of domains) */
+    struct hy_domain *limbo;
+    uint64_t stale_bugs; /* every domain's, since the engine started */
     /* transport */
     struct hyper *next_registered;
     struct emu_host *host;

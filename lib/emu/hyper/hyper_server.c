@@ -74,6 +74,11 @@ static void on_request(struct emu_loop *loop, int fd, uint32_t events, void *dat
     struct hy_conn *c = data;
     int n;
 
+    /* a suspended domain's process only wakes us by hanging up */
+    if (c->parked) {
+        hyper_conn_close(c);
+        return;
+    }
     for (n = 0; n < REQUESTS_PER_WAKEUP; n++) {
         /* One byte more than the largest request tells an oversized one. */
         unsigned char buf[sizeof(struct emu_hc_request) + 1];
@@ -93,7 +98,11 @@ static void on_request(struct emu_loop *loop, int fd, uint32_t events, void *dat
         len = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
             return;
-        if (len <= 0)
+        if (len == 0) {
+            hyper_conn_hangup(c); /* the process closed its handle */
+            return;
+        }
+        if (len < 0)
             goto disconnect;
         bad = mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC);
         for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -267,12 +276,50 @@ static void domain_destroyed(struct emu_host *host, struct emu_domain *ed, void 
     release_if_empty(host, hy);
 }
 
+static void domain_suspend(struct emu_host *host, struct emu_domain *ed, struct emu_image *image, void *data)
+{
+    struct hyper *hy = hyper_of(host);
+
+    if (hy)
+        hyper_domain_park(hy, ed->domid, image->id, emu_image_add_peer, image);
+}
+
+static void domain_resume(struct emu_host *host, struct emu_image *image, struct emu_domain *ed, void *data)
+{
+    struct hyper *hy = hyper_of(host);
+
+    if (hy)
+        hyper_unpark(hy, image->id, ed ? ed->domid : UINT32_MAX);
+}
+
+uint64_t emu_hyper_stale_bugs(struct emu_host *host, uint32_t domid)
+{
+    struct hyper *hy = hyper_of(host);
+
+    if (!hy)
+        return 0;
+    return domid == UINT32_MAX ? hyper_stale_bugs_total(hy) : hyper_stale_bugs(hy, domid);
+}
+
+uint64_t emu_hyper_grants_in_use(struct emu_host *host)
+{
+    struct hyper *hy = hyper_of(host);
+    struct hy_domain *d;
+    uint64_t n = 0;
+
+    for (d = hy ? hy->domains : NULL; d; d = d->next)
+        n += d->grants_used;
+    return n;
+}
+
 int emu_hyper_register(struct emu_host *host)
 {
     const struct emu_module module = {
         .name = "hypercall",
         .created = domain_created,
         .destroyed = domain_destroyed,
+        .suspend = domain_suspend,
+        .resume = domain_resume,
     };
 
     struct rlimit lim;

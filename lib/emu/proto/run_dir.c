@@ -116,6 +116,40 @@ int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t l
     return n;
 }
 
+int emu_moved_write(const char *dir, uint32_t from, uint32_t to)
+{
+    char path[PATH_MAX], text[16];
+    int n;
+
+    if (to <= from || to > XENSTATS_DOMID_MAX)
+        return -EINVAL;
+    if (snprintf(path, sizeof(path), "%s/%s/%u", dir, EMU_MOVED_DIR, from) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    n = snprintf(text, sizeof(text), "%u\n", to);
+    return write_file_atomic(path, text, (size_t)n, 0644);
+}
+
+uint32_t emu_domid_follow(const char *dir, uint32_t domid)
+{
+    char path[PATH_MAX], *text;
+    uint64_t next;
+
+    /* domids only grow along a chain, so it ends */
+    for (;;) {
+        text = NULL;
+        if (snprintf(path, sizeof(path), "%s/%s/%u", dir, EMU_MOVED_DIR, domid) >= (int)sizeof(path) ||
+            read_small_file(path, 16, &text, NULL) < 0)
+            return domid;
+        text[strcspn(text, "\n")] = '\0';
+        if (parse_u64(text, XENSTATS_DOMID_MAX, &next) < 0 || next <= domid) {
+            free(text);
+            return domid;
+        }
+        free(text);
+        domid = (uint32_t)next;
+    }
+}
+
 int emu_is_running(const char *dir)
 {
     char path[PATH_MAX], *text = NULL;

@@ -19,6 +19,8 @@
  *                              shows them (backend_devices.h): vifs under
  *                              class/net, both in bus/xen-backend/devices
  *   proc/net/dev               dom0's interface table, as Linux prints it
+ *   moved/<domid>              "N\n": the domain was migrated, restored or
+ *                              rebooted as domain N (replaced atomically)
  *
  * A domain directory appears by rename() of a complete directory and goes
  * away by rename() to a hidden name before its files are removed, so a
@@ -44,6 +46,7 @@
 #define EMU_SYSFS_DIR "sys"
 /* the interface table, in /proc/net/dev's format */
 #define EMU_NET_DEV_FILE "proc/net/dev"
+#define EMU_MOVED_DIR "moved"
 
 /* Parse an info file; -EBADMSG when malformed. */
 int emu_info_parse(const char *text, uint32_t domid, struct xenstats_domain_info *ret_info);
@@ -145,6 +148,16 @@ static inline int emu_table_read(const void *record, size_t words, void *out)
 
 /* The run directory: $XENSTATS_EMU_DIR or the default; 0 or -ENAMETOOLONG. */
 int emu_run_dir(char *buf, size_t len);
+
+/*
+ * Forwarding records: domain `from` lives on as domain `to` (which is
+ * always a larger domid: the emulator never reuses one).  Written with
+ * rename(), so a reader sees a whole record or none.  0 or -errno.
+ */
+int emu_moved_write(const char *dir, uint32_t from, uint32_t to);
+/* Where domain `domid` lives now: the end of its chain of records
+ * (domid itself when it never moved).  A malformed record ends the chain. */
+uint32_t emu_domid_follow(const char *dir, uint32_t domid);
 
 /* 1 if the emulator whose run directory is `dir` is alive, else 0. */
 int emu_is_running(const char *dir);

@@ -128,6 +128,20 @@ static int write_devices(uint32_t tx, const struct emu_domain *d)
     return r;
 }
 
+/* libxl__set_vcpuonline_xenstore(): what xl vcpu-set tells the guest. */
+static int write_vcpus(uint32_t tx, const struct emu_domain *d)
+{
+    char path[96];
+    uint32_t i;
+    int r = 0;
+
+    for (i = 0; r == 0 && i < d->spec.nr_vcpus; i++) {
+        snprintf(path, sizeof(path), "/local/domain/%u/cpu/%u/availability", d->domid, i);
+        r = writef(tx, path, "%s", d->vcpus[i].offline ? "offline" : "online");
+    }
+    return r;
+}
+
 static int write_domain(uint32_t tx, const struct emu_domain *d)
 {
     const struct xs_perm roperm[] = {{0, XS_STORE_PERM_NONE}, {d->domid, XS_STORE_PERM_READ}};
@@ -188,10 +202,8 @@ static int write_domain(uint32_t tx, const struct emu_domain *d)
     if (r == 0)
         r = writef(tx, path, "1");
     /* libxl__build_post(): one availability node per vCPU. */
-    for (i = 0; r == 0 && i < d->spec.nr_vcpus; i++) {
-        snprintf(path, sizeof(path), "%s/cpu/%zu/availability", home, i);
-        r = writef(tx, path, "%s", d->vcpus[i].offline ? "offline" : "online");
-    }
+    if (r == 0)
+        r = write_vcpus(tx, d);
     if (r == 0)
         r = write_memory(tx, d, true);
     return r < 0 ? r : write_devices(tx, d);
@@ -305,6 +317,18 @@ static void domain_destroyed(struct emu_host *host, struct emu_domain *d, void *
         module_fini();
 }
 
+static void domain_suspend(struct emu_host *host, struct emu_domain *d, struct emu_image *image, void *data)
+{
+    if (module.server)
+        xs_server_park(module.server, d->domid, image->id, emu_image_add_peer, image);
+}
+
+static void domain_resume(struct emu_host *host, struct emu_image *image, struct emu_domain *d, void *data)
+{
+    if (module.server)
+        xs_server_unpark(module.server, image->id, d ? d->domid : UINT32_MAX);
+}
+
 static void domain_changed(struct emu_host *host, struct emu_domain *d, enum emu_change what, void *data)
 {
     int r = 0;
@@ -317,6 +341,8 @@ static void domain_changed(struct emu_host *host, struct emu_domain *d, enum emu
         r = write_memory(0, d, false);
     else if (what == EMU_CHANGE_DEVICES)
         r = write_domain_nodes(d, write_devices);
+    else if (what == EMU_CHANGE_VCPUS && d->domid != 0)
+        r = write_domain_nodes(d, write_vcpus);
     if (r < 0)
         log_error("xenstore: domain %u: %s", d->domid, strerror(-r));
 }
@@ -328,6 +354,8 @@ int emu_xenstore_register(struct emu_host *host)
         .created = domain_created,
         .destroyed = domain_destroyed,
         .changed = domain_changed,
+        .suspend = domain_suspend,
+        .resume = domain_resume,
     };
     int r;
 

@@ -28,6 +28,7 @@ struct client {
     uint32_t domid;
     bool dead;     /* close at the next chance (not from inside the store) */
     bool polling_out;
+    uint32_t parked; /* its domain is suspended: not read, hears nothing (0: no) */
     struct xs_conn *xc;
     struct outbuf *out, **out_tail;
     size_t out_off, out_bytes;
@@ -91,7 +92,7 @@ static void want_events(struct client *c, bool out)
 {
     if (out == c->polling_out)
         return;
-    if (emu_loop_modify(c->srv->loop, c->fd, EPOLLIN | (out ? EPOLLOUT : 0)) == 0)
+    if (emu_loop_modify(c->srv->loop, c->fd, (c->parked ? 0 : EPOLLIN) | (out ? EPOLLOUT : 0)) == 0)
         c->polling_out = out;
 }
 
@@ -135,7 +136,8 @@ static void queue(struct client *c, const struct xsd_sockmsg *hdr, const void *b
     size_t len = sizeof(*hdr) + hdr->len;
     struct outbuf *o;
 
-    if (c->dead)
+    /* a suspended guest's kernel hears nothing of its old domain going */
+    if (c->dead || c->parked)
         return;
     /* A client that does not read its replies and events is dropped
      * rather than letting it pin the emulator's memory. */
@@ -184,7 +186,9 @@ static void client_event(struct emu_loop *loop, int fd, uint32_t events, void *d
     }
     if (events & EPOLLOUT)
         flush(c);
-    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+    if (c->parked && (events & (EPOLLHUP | EPOLLERR)))
+        c->dead = true; /* the process went while its domain was suspended */
+    if (c->parked || !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         goto out;
     while (served < XS_SERVER_BURST && !c->dead) {
         size_t want = xs_wire_in_want(&c->in);
@@ -358,9 +362,58 @@ void xs_server_remove_domain(struct xs_server *srv, uint32_t domid)
 
     for (c = srv->clients; c; c = next) {
         next = c->next;
-        if (c->domid == domid)
+        if (c->domid == domid && !c->parked)
             client_close(c);
     }
     if (l)
         listener_close(srv, l);
+}
+
+static void set_polling(struct client *c)
+{
+    uint32_t events = (c->parked ? 0 : EPOLLIN) | (c->polling_out ? EPOLLOUT : 0);
+
+    emu_loop_modify(c->srv->loop, c->fd, events);
+}
+
+void xs_server_park(struct xs_server *srv, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
+                    void *arg)
+{
+    struct listener *l = find_listener(srv, domid);
+    struct client *c;
+
+    for (c = srv->clients; c && image; c = c->next) {
+        if (c->domid != domid || c->parked || c->dead)
+            continue;
+        c->parked = image;
+        if (l)
+            l->nclients--;
+        set_polling(c);
+        if (peer)
+            peer(c->fd, arg);
+    }
+}
+
+void xs_server_unpark(struct xs_server *srv, uint32_t image, uint32_t domid)
+{
+    struct listener *l = domid == UINT32_MAX ? NULL : find_listener(srv, domid);
+    struct client *c, *next;
+
+    for (c = srv->clients; c; c = next) {
+        next = c->next;
+        if (c->parked != image || !image)
+            continue;
+        if (!l || xs_conn_move(c->xc, domid) < 0) {
+            c->parked = 0; /* not counted on any listener any more */
+            c->domid = UINT32_MAX;
+            client_close(c);
+            continue;
+        }
+        c->parked = 0;
+        c->domid = domid;
+        l->nclients++;
+        set_polling(c);
+        /* the resumed kernel registers its watches again: each fires once */
+        xst_fire_all_watches(c->xc);
+    }
 }

@@ -32,4 +32,15 @@ int xs_server_add_domain(struct xs_server *srv, uint32_t domid);
 /* Stop listening for domid and disconnect its clients. */
 void xs_server_remove_domain(struct xs_server *srv, uint32_t domid);
 
+/*
+ * Domain domid is suspended: its clients stay connected but are not read
+ * and hear nothing, kept under image (> 0) until xs_server_unpark();
+ * peer(fd, arg) is told each one's socket.  Call before removing domid.
+ */
+void xs_server_park(struct xs_server *srv, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
+                    void *arg);
+/* The clients kept under image act as domid from now on (xs_conn_move()),
+ * every watch of theirs firing once; UINT32_MAX (or a failed move) closes them. */
+void xs_server_unpark(struct xs_server *srv, uint32_t image, uint32_t domid);
+
 #endif

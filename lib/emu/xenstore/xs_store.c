@@ -974,6 +974,73 @@ void xs_conn_free(struct xs_conn *c)
     free(c);
 }
 
+/*
+ * A relative watch names a path under the connection's home: moved with
+ * the connection, it names the same path under the new home, as the
+ * guest kernel registers it again after a resume.
+ */
+static int rehome_watch(struct xs_store *s, struct watch **pp, uint32_t old_domid, uint32_t new_domid)
+{
+    char old_home[32], path[XS_PATH_MAX + 1];
+    struct watch *w = *pp, *moved;
+    size_t ol, l;
+    int n;
+
+    snprintf(old_home, sizeof(old_home), HOME_PREFIX "%u/", old_domid);
+    ol = strlen(old_home);
+    if (strncmp(w->path, old_home, ol))
+        return 0;
+    n = snprintf(path, sizeof(path), HOME_PREFIX "%u/%s", new_domid, w->path + ol);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return -ENAMETOOLONG;
+    l = (size_t)n + 1;
+    moved = malloc(sizeof(*moved) + l);
+    if (!moved)
+        return -ENOMEM;
+    *moved = *w;
+    memcpy(moved->path, path, l);
+    *pp = moved;
+    if (s->watches_tail == &w->next)
+        s->watches_tail = &moved->next;
+    free(w);
+    return 0;
+}
+
+int xs_conn_move(struct xs_conn *c, uint32_t domid)
+{
+    struct domain *from = domain_get(c->s, c->domid, false), *to = domain_get(c->s, domid, true);
+    struct watch **pp;
+    int r = 0;
+
+    if (!to)
+        return -ENOMEM;
+    if (c->privileged || domid == 0)
+        return -EPERM;
+    /* The guest's kernel finishes or fails its transactions before it
+     * suspends; none is open in the new domain. */
+    drop_transactions(c);
+    for (pp = &c->s->watches; *pp; pp = &(*pp)->next) {
+        if ((*pp)->conn != c)
+            continue;
+        if (from && from->watches)
+            from->watches--;
+        to->watches++;
+        if ((*pp)->relative && r == 0)
+            r = rehome_watch(c->s, pp, c->domid, domid);
+    }
+    c->domid = domid;
+    return r;
+}
+
+void xst_fire_all_watches(struct xs_conn *c)
+{
+    struct watch *w;
+
+    for (w = c->s->watches; w; w = w->next)
+        if (w->conn == c)
+            deliver(w, w->path);
+}
+
 void xst_reset_watches(struct xs_conn *c)
 {
     drop_watches(c);

@@ -77,6 +77,19 @@ uint32_t xs_conn_domid(const struct xs_conn *c);
 struct xs_store *xs_conn_store(const struct xs_conn *c);
 
 /*
+ * Move a guest's connection to another domain (its domain was migrated,
+ * restored or rebooted): it acts as domid from now on, its open
+ * transactions are dropped, and its relative watches follow (they name the
+ * same path under the new home; absolute ones keep their path).  -EPERM
+ * for dom0's connections or to dom0, -ENOMEM, -ENAMETOOLONG (that watch
+ * stays where it was).
+ */
+int xs_conn_move(struct xs_conn *c, uint32_t domid);
+/* Fire every watch of the connection once, with its registered path and
+ * token, as xenstored does when the resumed kernel registers them again. */
+void xst_fire_all_watches(struct xs_conn *c);
+
+/*
  * Path handling, exported for the wire layer and the fuzzers.
  * Canonicalise `path` for domid: relative paths go under
  * /local/domain/<domid>; "@..." stays as it is when allow_special (the
