@@ -113,6 +113,7 @@ struct emu_domain {
     size_t region_len;
     uint8_t uuid[16];          /* xen_domain_handle_t; zero for Domain-0 */
     unsigned int pause_count;  /* the toolstack's pauses (xl pause nests) */
+    struct emu_image *paused;  /* while paused: its processes, stopped */
     bool shut_down;
     bool dying;                /* destroyed, lingering until dying_until */
     bool released;             /* the modules and devices let go of it already */
@@ -173,6 +174,9 @@ struct emu_module {
      * keep them unserved under image->id and tell each to
      * emu_image_add_peer(). */
     void (*suspend)(struct emu_host *host, struct emu_domain *d, struct emu_image *image, void *data);
+    /* Optional: tell emu_image_add_peer() each connection of d, leaving
+     * it as it is: d is paused, and its processes are stopped. */
+    void (*peers)(struct emu_host *host, struct emu_domain *d, struct emu_image *image, void *data);
     /* Optional: the connections kept under image->id act as d from now
      * on (d NULL: close them). */
     void (*resume)(struct emu_host *host, struct emu_image *image, struct emu_domain *d, void *data);

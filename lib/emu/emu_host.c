@@ -881,6 +881,9 @@ int emu_domain_create(struct emu_host *host, const struct emu_domain_spec *spec)
     return domain_create(host, spec, NULL);
 }
 
+static void freeze_paused(struct emu_host *host, struct emu_domain *d);
+static void thaw_paused(struct emu_domain *d, bool run);
+
 /* What goes when a domain is destroyed, dying or not: devices, then the modules' parts. */
 static void release(struct emu_host *host, struct emu_domain *d)
 {
@@ -910,6 +913,7 @@ int emu_domain_destroy(struct emu_host *host, uint32_t domid)
     if (!d)
         return -ESRCH;
     *pp = d->next;
+    thaw_paused(d, true);
     release(host, d);
     if (emu_host_path(host, live, sizeof(live), "%s/%u", EMU_DOMAINS_DIR, domid) == 0 &&
         emu_host_path(host, dead, sizeof(dead), "%s/.dead-%u", EMU_DOMAINS_DIR, domid) == 0) {
@@ -1118,7 +1122,8 @@ int emu_domain_pause(struct emu_host *host, uint32_t domid)
         return -EINVAL;
     if (d->pause_count == 255) /* Xen's controller_pause_count limit */
         return -EOVERFLOW;
-    d->pause_count++;
+    if (d->pause_count++ == 0)
+        freeze_paused(host, d);
     /* Xen's pause returns once the vCPUs are descheduled; their I/O is done */
     tick_now(host);
     emu_devices_show(host, d, host->last_tick, true);
@@ -1133,7 +1138,8 @@ int emu_domain_unpause(struct emu_host *host, uint32_t domid)
         return -ESRCH;
     if (domid == 0 || d->pause_count == 0 || d->dying)
         return -EINVAL;
-    d->pause_count--;
+    if (--d->pause_count == 0)
+        thaw_paused(d, true);
     tick_now(host);
     return 0;
 }
@@ -1189,6 +1195,7 @@ int emu_domain_kill(struct emu_host *host, uint32_t domid, uint64_t linger_ns)
     d->dying_until = UINT64_MAX; /* not reaped by this tick */
     tick_now(host);              /* its vCPUs stop, the table says dying */
     d->dying_until = host->last_tick + linger_ns;
+    thaw_paused(d, true);
     release(host, d);
     free(d->devices);
     d->devices = NULL;
@@ -1270,6 +1277,36 @@ static void image_free(struct emu_image *image)
     }
 }
 
+/*
+ * A paused domain runs nothing: its processes (those connected as it) are
+ * stopped until it is unpaused, as its vCPUs would be on Xen.
+ */
+static void freeze_paused(struct emu_host *host, struct emu_domain *d)
+{
+    unsigned int i;
+
+    d->paused = calloc(1, sizeof(*d->paused));
+    if (!d->paused) {
+        log_warning("domain %u: out of memory: its processes are not stopped while paused", d->domid);
+        return;
+    }
+    for (i = 0; i < host->nr_modules; i++)
+        if (host->modules[i].peers)
+            host->modules[i].peers(host, d, d->paused, host->modules[i].data);
+    signal_peers(d->paused, SIGSTOP);
+}
+
+/* Let them run again (run), or forget them for the caller to stop or go on. */
+static void thaw_paused(struct emu_domain *d, bool run)
+{
+    if (!d->paused)
+        return;
+    if (run)
+        signal_peers(d->paused, SIGCONT);
+    image_free(d->paused);
+    d->paused = NULL;
+}
+
 void emu_image_drop(struct emu_host *host, struct emu_image *image)
 {
     unsigned int i;
@@ -1324,6 +1361,8 @@ int emu_domain_suspend(struct emu_host *host, uint32_t domid, bool freeze, struc
         signal_peers(image, SIGSTOP);
         image->frozen = true;
     }
+    /* paused before: stopped now as saved, or carried on (migrate, reboot) */
+    thaw_paused(d, !freeze);
     r = emu_domain_destroy(host, domid);
     if (r < 0) {
         emu_image_drop(host, image);

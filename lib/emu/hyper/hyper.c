@@ -872,6 +872,16 @@ static void conn_poll(struct hy_conn *c, uint32_t events)
         emu_loop_modify(c->dom->hy->loop, c->fd, events);
 }
 
+void hyper_domain_peers(struct hyper *hy, uint32_t domid, void (*peer)(int fd, void *arg), void *arg)
+{
+    struct hy_domain *d = hyper_domain_find(hy, domid);
+    struct hy_conn *c;
+
+    for (c = d ? d->conns : NULL; c; c = c->next)
+        if (c->fd >= 0)
+            peer(c->fd, arg);
+}
+
 void hyper_domain_park(struct hyper *hy, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
                        void *arg)
 {

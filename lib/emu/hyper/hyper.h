@@ -80,6 +80,8 @@ void hyper_conn_close(struct hy_conn *c);
  * they wait under `image` (> 0), their requests unread, until
  * hyper_unpark().  peer(fd, arg) is told each connection's socket.
  */
+/* peer(fd, arg) for each connection of domid, left as it is. */
+void hyper_domain_peers(struct hyper *hy, uint32_t domid, void (*peer)(int fd, void *arg), void *arg);
 void hyper_domain_park(struct hyper *hy, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
                        void *arg);
 /*

@@ -276,6 +276,14 @@ static void domain_destroyed(struct emu_host *host, struct emu_domain *ed, void 
     release_if_empty(host, hy);
 }
 
+static void domain_peers(struct emu_host *host, struct emu_domain *ed, struct emu_image *image, void *data)
+{
+    struct hyper *hy = hyper_of(host);
+
+    if (hy)
+        hyper_domain_peers(hy, ed->domid, emu_image_add_peer, image);
+}
+
 static void domain_suspend(struct emu_host *host, struct emu_domain *ed, struct emu_image *image, void *data)
 {
     struct hyper *hy = hyper_of(host);
@@ -319,6 +327,7 @@ int emu_hyper_register(struct emu_host *host)
         .created = domain_created,
         .destroyed = domain_destroyed,
         .suspend = domain_suspend,
+        .peers = domain_peers,
         .resume = domain_resume,
     };
 

@@ -317,6 +317,12 @@ static void domain_destroyed(struct emu_host *host, struct emu_domain *d, void *
         module_fini();
 }
 
+static void domain_peers(struct emu_host *host, struct emu_domain *d, struct emu_image *image, void *data)
+{
+    if (module.server)
+        xs_server_peers(module.server, d->domid, emu_image_add_peer, image);
+}
+
 static void domain_suspend(struct emu_host *host, struct emu_domain *d, struct emu_image *image, void *data)
 {
     if (module.server)
@@ -355,6 +361,7 @@ int emu_xenstore_register(struct emu_host *host)
         .destroyed = domain_destroyed,
         .changed = domain_changed,
         .suspend = domain_suspend,
+        .peers = domain_peers,
         .resume = domain_resume,
     };
     int r;

@@ -376,6 +376,15 @@ static void set_polling(struct client *c)
     emu_loop_modify(c->srv->loop, c->fd, events);
 }
 
+void xs_server_peers(struct xs_server *srv, uint32_t domid, void (*peer)(int fd, void *arg), void *arg)
+{
+    struct client *c;
+
+    for (c = srv->clients; c; c = c->next)
+        if (c->domid == domid && !c->parked && !c->dead)
+            peer(c->fd, arg);
+}
+
 void xs_server_park(struct xs_server *srv, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
                     void *arg)
 {

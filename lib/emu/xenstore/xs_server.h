@@ -37,6 +37,8 @@ void xs_server_remove_domain(struct xs_server *srv, uint32_t domid);
  * and hear nothing, kept under image (> 0) until xs_server_unpark();
  * peer(fd, arg) is told each one's socket.  Call before removing domid.
  */
+/* peer(fd, arg) for each connection of domid, left as it is. */
+void xs_server_peers(struct xs_server *srv, uint32_t domid, void (*peer)(int fd, void *arg), void *arg);
 void xs_server_park(struct xs_server *srv, uint32_t domid, uint32_t image, void (*peer)(int fd, void *arg),
                     void *arg);
 /* The clients kept under image act as domid from now on (xs_conn_move()),
