@@ -138,7 +138,8 @@ unsigned int xenstats_provider_set_count(const struct xenstats_provider_set *set
  * and signals back, and after a save/restore, a migration or a lost key
  * publishes every set again (docs/pv-stats.md, "Lifecycle").  The fd stays
  * the same across all of that.  Returns the number of sets refreshed
- * (>= 0).
+ * (>= 0), or a negative errno: -ESRCH when the host went away (xenstore or
+ * the event channel device).
  */
 int xenstats_provider_fd(const struct xenstats_provider *provider);
 int xenstats_provider_dispatch(struct xenstats_provider *provider);

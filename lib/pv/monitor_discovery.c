@@ -212,6 +212,13 @@ static int keep_declarations(struct xenstats_pv_set *s, const struct pv_stat_des
     return 0;
 }
 
+/*
+ * Xen refuses the map or the bind (EINVAL) when the domain has not granted
+ * those refs, or offered that port, to us: keys left from before a restore
+ * or a migration, copied, or hostile.  Shown so until the keys change.
+ */
+#define STALE "stale keys (not granted or offered to us): "
+
 static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
 {
     struct platform *pl = m->platform;
@@ -224,7 +231,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     bytes = (size_t)keys->nr_pages * XEN_PV_STATS_PAGE_SIZE;
     s->name_map = platform_grant_map(pl, s->domain->domid, keys->nr_pages, keys->name_type_ref, PROT_READ);
     if (!s->name_map) {
-        mon_set_reason(s, "cannot map name-type-ref grants: %s", strerror(errno));
+        mon_set_reason(s, "%scannot map name-type-ref grants: %s", errno == EINVAL ? STALE : "", strerror(errno));
         return -EAGAIN;
     }
     name_copy = bytes <= m->scratch_len ? m->scratch : NULL;
@@ -259,12 +266,13 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     }
     s->value_map = platform_grant_map(pl, s->domain->domid, keys->nr_pages, keys->value_ref, PROT_READ);
     if (!s->value_map) {
-        mon_set_reason(s, "cannot map val-ref grants: %s", strerror(errno));
+        mon_set_reason(s, "%scannot map val-ref grants: %s", errno == EINVAL ? STALE : "", strerror(errno));
         return -EAGAIN;
     }
     r = platform_evtchn_bind_interdomain(pl, m->evtchn, s->domain->domid, keys->event_channel);
     if (r < 0) {
-        mon_set_reason(s, "cannot bind event-channel %u: %s", keys->event_channel, strerror(-r));
+        mon_set_reason(s, "%scannot bind event-channel %u: %s", r == -EINVAL ? STALE : "", keys->event_channel,
+                       strerror(-r));
         return -EAGAIN;
     }
     s->port = r;

@@ -783,8 +783,10 @@ static int handle_watches(struct xenstats_provider *p)
         ours |= !strcmp(ev[XS_WATCH_TOKEN], TOKEN_DOMID) || !strcmp(ev[XS_WATCH_TOKEN], TOKEN_STATS);
         free(ev);
     }
+    /* (not a transient error: the connection to xenstore is gone, and its
+     * fd stays readable; the host went away, as a dead handle says) */
     if (errno != EAGAIN)
-        return negative_errno();
+        return -ESRCH;
     return ours ? check_resume(p) : 0;
 }
 
