@@ -177,6 +177,26 @@ static struct tracked *track(struct collector *c, struct tracked **pp, const str
     return t;
 }
 
+/*
+ * A dying domain is freed by Xen only once nobody maps its pages: its vCPU
+ * statistics region and its PV stats sets are let go at once (after a
+ * restore or a migration the old domain would otherwise stay dying for
+ * good).  Its domain figures stay while Xen lists it.
+ */
+static void release_dying(struct collector *c, struct tracked *t)
+{
+    if (!t->map && !t->pv)
+        return;
+    log_info("domain %u (%s) is dying: its pages are let go", t->info.domid, t->info.name);
+    if (t->pv)
+        xenstats_monitor_remove_domain(c->monitor, t->info.domid);
+    t->pv = false;
+    xenstats_vcpu_map_close(t->map);
+    t->map = NULL;
+    free(t->vcpu_error);
+    t->vcpu_error = strdup("the domain is dying");
+}
+
 static void untrack(struct collector *c, struct tracked **pp)
 {
     struct tracked *t = *pp;
@@ -222,7 +242,10 @@ static void refresh_domains(struct collector *c)
             }
         }
         t->info = list[i++];
-        try_map(c, t);
+        if (t->info.flags & XENSTATS_DOMAIN_DYING)
+            release_dying(c, t);
+        else
+            try_map(c, t);
         pp = &t->next;
     }
     free(list);

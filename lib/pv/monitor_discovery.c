@@ -668,14 +668,19 @@ int xenstats_monitor_remove_domain(struct xenstats_monitor *monitor, uint32_t do
     return 0;
 }
 
-/* @releaseDomain: drop the domains that are gone. */
+/*
+ * @releaseDomain: drop the domains that are gone, or dying: Xen frees a
+ * dying domain only once nobody maps its pages, ours included.
+ */
 static void reap_domains(struct xenstats_monitor *m)
 {
     struct mon_domain **pp = &m->domains, *d;
     struct xenstats_domain_info info;
 
     while ((d = *pp)) {
-        if (platform_domain_info(m->platform, d->domid, &info) == -ESRCH) {
+        int r = platform_domain_info(m->platform, d->domid, &info);
+
+        if (r == -ESRCH || (r == 0 && (info.flags & XENSTATS_DOMAIN_DYING))) {
             *pp = d->next;
             xs_unwatch(m->xs, d->stats, d->token);
             log_info("domain %u destroyed", d->domid);
