@@ -501,7 +501,13 @@ static void fill_sets(struct collector *col, struct snapshot *s)
         d = find_domain(s, info.domid);
         if (!d || !d->sets)
             continue;
-        fill_set(&d->sets[d->nr_sets++], set, &info);
+        uint64_t at = xenstats_pv_set_attached_ns(set);
+
+        fill_set(&d->sets[d->nr_sets], set, &info);
+        /* the monitor's clock is CLOCK_MONOTONIC, as the snapshot's */
+        if (at && at <= s->monotonic_ns)
+            d->sets[d->nr_sets].created = s->wall - (double)(s->monotonic_ns - at) / 1e9;
+        d->nr_sets++;
         s->agent.sets_by_state[info.state < XENSTATS_PV_NR_SET_STATES ? info.state : 0]++;
     }
     for (i = 0; i < s->nr_domains; i++)

@@ -132,9 +132,13 @@ int xenstats_provider_set_ascii(struct xenstats_provider_set *set, unsigned int 
 unsigned int xenstats_provider_set_count(const struct xenstats_provider_set *set);
 
 /*
- * The provider's pollable fd: readable when a monitor asks for a sample.
- * Then call xenstats_provider_dispatch(), which refreshes the sets asked
- * for and signals back.  Returns the number of sets refreshed (>= 0).
+ * The provider's pollable fd: readable when a monitor asks for a sample, or
+ * when xenstore has news for the provider (its domain was resumed).  Then
+ * call xenstats_provider_dispatch(), which refreshes the sets asked for
+ * and signals back, and after a save/restore, a migration or a lost key
+ * publishes every set again (docs/pv-stats.md, "Lifecycle").  The fd stays
+ * the same across all of that.  Returns the number of sets refreshed
+ * (>= 0).
  */
 int xenstats_provider_fd(const struct xenstats_provider *provider);
 int xenstats_provider_dispatch(struct xenstats_provider *provider);
@@ -240,6 +244,13 @@ struct xenstats_pv_set_info {
     uint64_t last_latency_ns;
 };
 void xenstats_pv_set_get_info(const struct xenstats_pv_set *set, struct xenstats_pv_set_info *ret_info);
+/*
+ * CLOCK_MONOTONIC of when the set was attached (its keys mapped and bound),
+ * where its counters start: a provider publishing again (restarted, or
+ * after its domain was restored) starts them again.  0 when not live.
+ * (OpenMetrics' `_created`.)
+ */
+uint64_t xenstats_pv_set_attached_ns(const struct xenstats_pv_set *set);
 
 /* What a monitored domain has cost the monitor, against its budgets. */
 struct xenstats_pv_domain_info {

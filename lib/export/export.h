@@ -102,6 +102,7 @@ struct snap_set {
     char *provider, *set, *reason;
     enum xenstats_pv_set_state state;
     uint64_t samples, timeouts, errors, latency_ns;
+    double created; /* Unix seconds the set was attached (its counters start), 0 if not live */
     uint32_t nr_stats;
     struct snap_stat *stats;
     /* when set, every stats[].name and .ascii points into it: one

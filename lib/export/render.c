@@ -642,6 +642,7 @@ struct guest_sample {
     uint32_t next; /* the family's next sample, in domain order; NONE ends */
     const char *provider, *device; /* device NULL when the set has none */
     const struct snap_stat *stat;
+    double created; /* the set's; 0: unknown */
 };
 
 /* A family: its name, its samples as a list, whether any guest made it a counter. */
@@ -793,7 +794,7 @@ static int collect_guest(const struct snapshot *s, struct guest_index *x)
                     .group = set->set, .group_len = (uint8_t)group, .base = st->name,
                     .base_len = (uint8_t)name.base_len, .kind = name.kind, .unit = name.unit, .dom = i,
                     .ord = ord + k, .next = NONE,
-                    .provider = set->provider, .device = device, .stat = st,
+                    .provider = set->provider, .device = device, .stat = st, .created = set->created,
                 };
                 if (index_family(x, (uint32_t)x->nr_samples++) < 0)
                     return -ENOMEM;
@@ -837,21 +838,26 @@ static void guest_family(struct emitter *e, const struct guest_sample *g)
                   pv_unit_name(g->unit), help);
 }
 
-static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
+/* A guest family's sample name with `suffix`, and its labels. */
+static void guest_series(struct emitter *e, const struct guest_sample *g, const char *suffix)
 {
-    const struct snap_stat *st = g->stat;
-
     puts_(e->b, GUEST_PREFIX);
     put(e->b, g->group, g->group_len);
     putc_(e->b, '_');
     put(e->b, g->base, g->base_len);
-    if (g->kind == PV_STAT_COUNTER)
-        puts_(e->b, "_total");
+    puts_(e->b, suffix);
     e->labelled = false;
     domain_labels(e, &e->snap->domains[g->dom]);
     label(e, "provider", g->provider, false);
     if (g->device)
         label(e, "device", g->device, false);
+}
+
+static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
+{
+    const struct snap_stat *st = g->stat;
+
+    guest_series(e, g, g->kind == PV_STAT_COUNTER ? "_total" : "");
     if (st->type == XEN_PV_STATS_TYPE_S64) {
         close_labels(e);
         put_s64(e->b, st->v.s64);
@@ -860,6 +866,12 @@ static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
         end_u64(e, st->v.u64);
     } else {
         end_double(e, st->v.dbl);
+    }
+    /* OpenMetrics: when the counter started, so that a provider publishing
+     * again (restarted, or its domain restored) is seen as a reset */
+    if (e->om && g->kind == PV_STAT_COUNTER && g->created > 0) {
+        guest_series(e, g, "_created");
+        end_double(e, g->created);
     }
 }
 
@@ -1398,6 +1410,11 @@ int render_json(const struct snapshot *s, struct strbuf *b)
             put_u64(b, set->errors);
             json_key(b, "latency", false);
             json_seconds(b, set->samples > 0, set->latency_ns);
+            json_key(b, "created", false);
+            if (set->created > 0)
+                put_double(b, set->created, false);
+            else
+                puts_(b, "null");
             json_key(b, "stats", false);
             putc_(b, '[');
             for (k = 0; k < set->nr_stats; k++) {
@@ -1607,5 +1624,39 @@ void metrics_reference(FILE *out)
                  "device=\"eth0\"}`.\n"
                  "What `xenstats publish` sends is in [publish.md](publish.md). Guest values are reported by\n"
                  "the guest: use them for the guest's own view, and the hypervisor's and the backends'\n"
-                 "figures above where a guest must not be trusted.\n");
+                 "figures above where a guest must not be trusted.\n"
+                 "\n"
+                 "## Following a guest across save, restore, migration and reboot\n"
+                 "\n"
+                 "Each of these gives the guest a new domid (its name and UUID stay), new backend devices\n"
+                 "and a new PV stats publication, so every series of the guest starts again under the new\n"
+                 "`domid` label, from zero, and the old domid's series end. Counters thus restart honestly:\n"
+                 "`rate()` never sees a drop inside one series. In OpenMetrics (what Prometheus asks for),\n"
+                 "the guest counters also carry `_created`, the time their set was attached, so a provider\n"
+                 "that publishes again under the same labels (restarted) is seen as a reset even between two\n"
+                 "scrapes.\n"
+                 "\n"
+                 "`xenstats_domain_info` carries the UUID, which never changes. Join on it to follow a guest\n"
+                 "whatever its domid, e.g. the CPU use of each guest by UUID, across migrations:\n"
+                 "\n"
+                 "```\n"
+                 "sum by (uuid) (\n"
+                 "    rate(xenstats_domain_cpu_seconds_total[5m])\n"
+                 "  * on (instance, domid) group_left (uuid) max by (instance, domid, uuid) (xenstats_domain_info)\n"
+                 ")\n"
+                 "```\n"
+                 "\n"
+                 "and a guest statistic by name and UUID, such as its received bytes:\n"
+                 "\n"
+                 "```\n"
+                 "sum by (domain, uuid) (\n"
+                 "    rate(xenstats_guest_net_rx_bytes_total[5m])\n"
+                 "  * on (instance, domid) group_left (uuid) max by (instance, domid, uuid) (xenstats_domain_info)\n"
+                 ")\n"
+                 "```\n"
+                 "\n"
+                 "(`max by (instance, domid, uuid)` keeps of the info metric only what the join needs: a\n"
+                 "domid is one domain at a time on one host.) After a restore the sets show again within two sample intervals\n"
+                 "([pv-stats.md](pv-stats.md#lifecycle)); a paused domain keeps its sets' states and last\n"
+                 "values, and its vCPUs are not running.\n");
 }

@@ -94,6 +94,17 @@ static int emu_evtchn_fd(struct platform_evtchn *h)
     return h->evfd;
 }
 
+/* The request socket and the event socket: the emulator closes the
+ * handle's ports when the request socket's last reference goes. */
+static int emu_evtchn_fds(struct platform_evtchn *h, int *ret_fds, size_t max)
+{
+    if (max < 2)
+        return -ENOBUFS;
+    ret_fds[0] = h->fd;
+    ret_fds[1] = h->evfd;
+    return 2;
+}
+
 static int call(struct platform_evtchn *h, uint32_t op, uint32_t domid, uint32_t port, struct emu_hc_reply *reply)
 {
     struct emu_hc_request req = {.op = op, .domid = domid, .port = port};
@@ -353,4 +364,5 @@ const struct platform_evtchn_ops emu_evtchn_ops = {
     .unmask_many = emu_unmask_many,
     .unbind = emu_unbind,
     .status = emu_status,
+    .fds = emu_evtchn_fds,
 };

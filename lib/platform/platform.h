@@ -183,6 +183,13 @@ struct platform_evtchn_ops {
      * its end the port goes back to UNBOUND; no event announces it.
      */
     int (*status)(struct platform_evtchn *h, uint32_t port, enum platform_evtchn_state *ret_state);
+    /*
+     * Every fd the handle is made of, into ret_fds[max]; returns how many.
+     * A handle whose ports went stale in a resume must never be closed (a
+     * Linux guest's kernel BUGs on it), so a process that exits hands
+     * exactly these fds to a process that keeps them (lib/pv/provider.c).
+     */
+    int (*fds)(struct platform_evtchn *h, int *ret_fds, size_t max);
 };
 
 struct platform_backend {

@@ -204,6 +204,13 @@ static inline int platform_evtchn_fd(struct platform *p, struct platform_evtchn 
     return ops && ops->fd ? ops->fd(h) : -EOPNOTSUPP;
 }
 
+static inline int platform_evtchn_fds(struct platform *p, struct platform_evtchn *h, int *ret_fds, size_t max)
+{
+    const struct platform_evtchn_ops *ops = p->backend->evtchn;
+
+    return ops && ops->fds ? ops->fds(h, ret_fds, max) : -EOPNOTSUPP;
+}
+
 static inline int platform_evtchn_bind_unbound_port(struct platform *p, struct platform_evtchn *h,
                                                     uint32_t remote_domid)
 {

@@ -133,6 +133,15 @@ out:
     return r;
 }
 
+/* libxenevtchn's handle is the one open file of /dev/xen/evtchn. */
+static int xen_evtchn_fds(struct platform_evtchn *h, int *ret_fds, size_t max)
+{
+    if (max < 1)
+        return -ENOBUFS;
+    ret_fds[0] = xenevtchn_fd(h->xce);
+    return 1;
+}
+
 const struct platform_evtchn_ops xen_evtchn_ops = {
     .open = xen_evtchn_open,
     .close = xen_evtchn_close,
@@ -144,4 +153,5 @@ const struct platform_evtchn_ops xen_evtchn_ops = {
     .unmask = xen_unmask,
     .unbind = xen_unbind,
     .status = xen_status,
+    .fds = xen_evtchn_fds,
 };

@@ -362,6 +362,11 @@ void xenstats_pv_set_get_info(const struct xenstats_pv_set *s, struct xenstats_p
     ret_info->last_latency_ns = s->last_latency_ns;
 }
 
+uint64_t xenstats_pv_set_attached_ns(const struct xenstats_pv_set *s)
+{
+    return live(s) ? s->attached_at : 0;
+}
+
 int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct xenstats_pv_stat *ret_stat)
 {
     if (i >= s->nr_stats)

@@ -88,9 +88,11 @@ struct xenstats_pv_set {
      * answer and no misbehaviour. */
     bool bind_event_due;
     uint64_t bound_at;
+    uint64_t attached_at; /* CLOCK_MONOTONIC when it became active: its counters start there */
     bool names_rewritten_logged;
 
     uint64_t requested_at, deadline;
+    enum xenstats_pv_set_state before_request; /* restored if the domain was paused */
     uint32_t timeouts_in_row;
     uint64_t samples, timeouts, errors;
     uint64_t last_sample_ns, last_latency_ns;
@@ -111,6 +113,8 @@ struct mon_domain {
     uint64_t gap_ns;     /* between scans; grows while throttled */
     struct xenstats_pv_set *sets;
     bool warned_providers, warned_sets;
+    /* paused (xl pause, or saving): not asked, and no timeout counted */
+    bool paused;
 
     /* budgets */
     struct bucket reads, logs;
@@ -182,6 +186,7 @@ void mon_handle_watches(struct xenstats_monitor *m);
 void mon_rescan_dirty(struct xenstats_monitor *m);
 
 /* monitor_sample.c */
+bool mon_domain_paused(struct xenstats_monitor *m, struct mon_domain *d);
 void mon_arm_timer(struct xenstats_monitor *m);
 void mon_handle_events(struct xenstats_monitor *m);
 void mon_handle_timeouts(struct xenstats_monitor *m);

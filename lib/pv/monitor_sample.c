@@ -71,6 +71,7 @@ static void requested(struct xenstats_monitor *m, struct xenstats_pv_set *s, uin
         s->errors++;
         return;
     }
+    s->before_request = s->state;
     s->requested_at = now;
     s->deadline = now + (uint64_t)m->opts.sample_timeout_ms * MS;
     mon_set_state(m, s, XENSTATS_PV_SET_SAMPLING);
@@ -87,6 +88,9 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
     int sent = 0;
 
     for (d = monitor->domains; d; d = d->next) {
+        /* a paused domain cannot answer: not asked until it runs again */
+        if (d->paused && mon_domain_paused(monitor, d))
+            continue;
         for (s = d->sets; s; s = s->next) {
             if (!request_due(monitor, s, now))
                 continue;
@@ -258,6 +262,22 @@ void mon_handle_events(struct xenstats_monitor *m)
     }
 }
 
+/*
+ * Whether d is paused now (one getdomaininfo): asked only when a request
+ * of d went unanswered, and then every round while it stays paused.
+ */
+bool mon_domain_paused(struct xenstats_monitor *m, struct mon_domain *d)
+{
+    struct xenstats_domain_info info;
+    bool was = d->paused;
+
+    d->paused = platform_domain_info(m->platform, d->domid, &info) == 0 && (info.flags & XENSTATS_DOMAIN_PAUSED);
+    if (d->paused != was)
+        mon_dom_log(m, d, XENSTATS_LOG_INFO, "%s: PV stats sets %s", d->paused ? "paused" : "running again",
+                    d->paused ? "not asked until it runs again" : "asked again");
+    return d->paused;
+}
+
 void mon_handle_timeouts(struct xenstats_monitor *m)
 {
     uint64_t now = monotonic_ns(), ticks;
@@ -275,6 +295,13 @@ void mon_handle_timeouts(struct xenstats_monitor *m)
             }
             if (s->state != XENSTATS_PV_SET_SAMPLING || now < s->deadline)
                 continue;
+            if (d->paused || mon_domain_paused(m, d)) {
+                /* not the provider's fault: as it was, and asked again later */
+                mon_set_state(m, s, s->before_request);
+                mon_set_reason(s, "domain paused");
+                s->bind_event_due = true; /* its answer, after the unpause, is no misbehaviour */
+                continue;
+            }
             s->timeouts++;
             s->timeouts_in_row++;
             if (mon_peer_gone(m, s)) {

@@ -5,14 +5,28 @@
  * written first and `event-channel` last; withdrawal deletes
  * `event-channel`, waits for the monitor to close its port, then removes
  * the keys.
+ *
+ * Resume (docs/pv-stats.md "Lifecycle"): after a restore or a migration
+ * the domain has a new id, no key it wrote, a new grant table and dead
+ * event channels.  A watch on the relative key `domid` fires once after
+ * every resume (the guest's kernel registers its watches again, and
+ * xenstored fires a watch when it is registered); the provider then reads
+ * `domid` and its own `event-channel` keys, and if the domain moved or the
+ * keys are gone it publishes every set again with fresh grants, a fresh
+ * event channel handle and fresh keys.  The old handle is never unbound nor
+ * closed: Linux 6.1 BUGs on a port bound before the suspend.
  */
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xenstore.h>
 
@@ -24,12 +38,17 @@
 
 #define PATH_LEN 512
 #define DEFAULT_WITHDRAW_MS 2000
+/* Watch tokens: our domain's id, and `stats` while waiting for it. */
+#define TOKEN_DOMID "xenstats-provider-domid"
+#define TOKEN_STATS "xenstats-provider-stats"
 
 struct xenstats_provider_set {
     struct xenstats_provider_set *next;
     struct xenstats_provider *provider;
     char name[XEN_PV_STATS_NAME_MAX + 1];
+    char key[XEN_PV_STATS_NAME_MAX + 1];
     char path[PATH_LEN];
+    bool republish; /* published before a resume: to publish again */
     xenstats_provider_refresh_fn refresh;
     void *userdata;
     struct pv_stat_desc *descs;
@@ -49,9 +68,19 @@ struct xenstats_provider {
     struct platform *platform;
     struct xs_handle *xs;
     struct platform_evtchn *evtchn;
+    /* handles whose ports went stale in a resume: never unbound or closed */
+    struct platform_evtchn **stale;
+    size_t nr_stale;
+    int epfd; /* xenstats_provider_fd(): evtchn and xenstore */
     char name[XEN_PV_STATS_NAME_MAX + 1];
-    char home[PATH_LEN]; /* /local/domain/<id>/stats/<name> */
+    char key[XEN_PV_STATS_NAME_MAX + 1];
+    uint32_t domid;      /* the domain we publish in */
+    char home[PATH_LEN]; /* /local/domain/<id>/stats/<key> */
     uint32_t monitor;
+    bool monitor_forced; /* opts.monitor_domid, kept across a resume */
+    bool watching_stats; /* a resume waits for the monitor's `stats` */
+    bool republish;      /* some set waits to be published again */
+    uint64_t resumes;
     uint32_t withdraw_timeout_ms;
     bool key_written;
     struct xenstats_provider_set *sets;
@@ -80,13 +109,56 @@ static int read_monitor_domid(struct xs_handle *xs, const char *stats, uint32_t 
     return 0;
 }
 
+/* p->home and every set's path, in the domain `domid`; stats: its `stats`. */
+static int make_paths(struct xenstats_provider *p, uint32_t domid, char stats[PATH_LEN])
+{
+    struct xenstats_provider_set *s;
+    char *home = xs_get_domain_path(p->xs, domid);
+    int r = 0;
+
+    if (!home)
+        return negative_errno();
+    if (snprintf(stats, PATH_LEN, "%s/%s", home, XEN_PV_STATS_TOP) >= PATH_LEN ||
+        snprintf(p->home, sizeof(p->home), "%s/%s", stats, p->key) >= (int)sizeof(p->home))
+        r = -ENAMETOOLONG;
+    for (s = p->sets; s && r == 0; s = s->next)
+        if (snprintf(s->path, sizeof(s->path), "%s/%s", p->home, s->key) >= (int)sizeof(s->path))
+            r = -ENAMETOOLONG;
+    free(home);
+    return r;
+}
+
+static int epoll_add(int epfd, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN};
+
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negative_errno() : 0;
+}
+
+/* Open the event channel handle the sets bind their ports on. */
+static int open_evtchn(struct xenstats_provider *p)
+{
+    int fd, r;
+
+    p->evtchn = platform_evtchn_open(p->platform);
+    if (!p->evtchn)
+        return negative_errno();
+    fd = platform_evtchn_fd(p->platform, p->evtchn);
+    r = fd < 0 ? fd : epoll_add(p->epfd, fd);
+    if (r < 0) {
+        platform_evtchn_close(p->platform, p->evtchn);
+        p->evtchn = NULL;
+    }
+    return r;
+}
+
 struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, const char *name,
                                                 const struct xenstats_provider_opts *opts)
 {
     struct xenstats_provider_opts o = {.size = sizeof(o), .monitor_domid = -1};
     struct xenstats_provider *p;
     struct platform *pl = platform_of(host);
-    char stats[PATH_LEN], *home = NULL;
+    char stats[PATH_LEN];
     int r;
 
     char key[XEN_PV_STATS_NAME_MAX + 1];
@@ -109,7 +181,10 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
     }
     p->host = host;
     p->platform = pl;
+    p->epfd = -1;
     strcpy(p->name, name);
+    strcpy(p->key, key);
+    p->domid = pl->self_domid;
     p->withdraw_timeout_ms = o.withdraw_timeout_ms ? o.withdraw_timeout_ms : DEFAULT_WITHDRAW_MS;
 
     p->xs = platform_store_open(pl, 0);
@@ -117,16 +192,9 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         r = negative_errno();
         goto fail;
     }
-    home = xs_get_domain_path(p->xs, pl->self_domid);
-    if (!home) {
-        r = negative_errno();
+    r = make_paths(p, p->domid, stats);
+    if (r < 0)
         goto fail;
-    }
-    if (snprintf(stats, sizeof(stats), "%s/%s", home, XEN_PV_STATS_TOP) >= (int)sizeof(stats) ||
-        snprintf(p->home, sizeof(p->home), "%s/%s", stats, key) >= (int)sizeof(p->home)) {
-        r = -ENAMETOOLONG;
-        goto fail;
-    }
     r = read_monitor_domid(p->xs, stats, &p->monitor);
     if (r == -ENOENT) {
         log_error("%s does not exist: the toolstack does not monitor PV stats of this domain", stats);
@@ -134,8 +202,10 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
     }
     if (r < 0)
         goto fail;
-    if (o.monitor_domid >= 0)
+    if (o.monitor_domid >= 0) {
         p->monitor = (uint32_t)o.monitor_domid;
+        p->monitor_forced = true;
+    }
     p->cpu = -1;
     {
         /* Linux's evtchn device names its interrupts after the opener. */
@@ -144,15 +214,29 @@ struct xenstats_provider *xenstats_provider_new(struct xenstats_host *host, cons
         prctl(PR_GET_NAME, comm, 0, 0, 0);
         snprintf(p->irq_name, sizeof(p->irq_name), "evtchn:%s", comm);
     }
-    p->evtchn = platform_evtchn_open(pl);
-    if (!p->evtchn) {
+    p->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (p->epfd < 0) {
         r = negative_errno();
         goto fail;
     }
-    free(home);
+    r = open_evtchn(p);
+    if (r < 0)
+        goto fail;
+    /* A resume is seen through this watch (see the top of this file).  It
+     * is relative, so it follows the domain to its new id. */
+    if (!xs_watch(p->xs, "domid", TOKEN_DOMID)) {
+        r = negative_errno();
+        goto fail;
+    }
+    r = epoll_add(p->epfd, xs_fileno(p->xs));
+    if (r < 0)
+        goto fail;
     return p;
 fail:
-    free(home);
+    if (p->evtchn)
+        platform_evtchn_close(pl, p->evtchn);
+    if (p->epfd >= 0)
+        close(p->epfd);
     if (p->xs)
         xs_close(p->xs);
     free(p);
@@ -234,7 +318,7 @@ uint32_t xenstats_provider_monitor_domid(const struct xenstats_provider *provide
 
 int xenstats_provider_fd(const struct xenstats_provider *provider)
 {
-    return platform_evtchn_fd(provider->platform, provider->evtchn);
+    return provider->epfd;
 }
 
 struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider *provider, const char *name,
@@ -270,6 +354,7 @@ struct xenstats_provider_set *xenstats_provider_add_set(struct xenstats_provider
         return NULL;
     }
     strcpy(s->name, name);
+    strcpy(s->key, key);
     s->provider = provider;
     s->refresh = refresh;
     s->userdata = userdata;
@@ -415,6 +500,13 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set)
         return set_errno(-EALREADY);
     if (!set->count)
         return set_errno(-ENODATA);
+    if (p->republish && !set->republish) {
+        /* after a resume, before the new domain is ready: with the others */
+        set->republish = true;
+        return 0;
+    }
+    if (!p->evtchn)
+        return set_errno(-ENOTCONN); /* a resume could not open a new one yet */
     set->nr_pages = (set->count + XEN_PV_STATS_PER_PAGE - 1) / XEN_PV_STATS_PER_PAGE;
     set->name_refs = calloc(set->nr_pages, sizeof(uint32_t));
     set->value_refs = calloc(set->nr_pages, sizeof(uint32_t));
@@ -510,6 +602,192 @@ static void set_free(struct xenstats_provider_set *set)
     free(set);
 }
 
+/* ---- resume ------------------------------------------------------------ */
+
+/* Our domain's id as xenstored resolves the relative `domid` now. */
+static int read_own_domid(struct xenstats_provider *p, uint32_t *ret)
+{
+    unsigned int len = 0;
+    char *v = xs_read(p->xs, XBT_NULL, "domid", &len);
+    int r;
+
+    if (!v)
+        return negative_errno();
+    r = pv_parse_number(v, len, XENSTATS_DOMID_MAX, ret);
+    free(v);
+    return r < 0 ? -EPROTO : 0;
+}
+
+/* Some published set's `event-channel` is not ours any more (or gone). */
+static bool keys_lost(struct xenstats_provider *p)
+{
+    struct xenstats_provider_set *s;
+
+    for (s = p->sets; s; s = s->next) {
+        char path[PATH_LEN + 32];
+        unsigned int len = 0;
+        uint32_t port;
+        char *v;
+        bool lost;
+
+        if (!s->published || s->port < 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", s->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
+        v = xs_read(p->xs, XBT_NULL, path, &len);
+        if (!v && errno != ENOENT)
+            return false; /* cannot tell: the next event looks again */
+        lost = !v || pv_parse_number(v, len, UINT32_MAX, &port) < 0 || port != (uint32_t)s->port;
+        free(v);
+        if (lost)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The domain was resumed elsewhere (or its keys were lost): forget every
+ * grant, port and key of before, without touching the ports (see the top
+ * of this file), and move to the domain's id now.
+ */
+static void forget_publication(struct xenstats_provider *p, uint32_t domid)
+{
+    struct xenstats_provider_set *s;
+    struct platform_evtchn **stale;
+    bool bound = false;
+    char stats[PATH_LEN];
+
+    for (s = p->sets; s; s = s->next) {
+        if (!s->published)
+            continue;
+        /* values set outside a refresh callback are kept */
+        memcpy(s->staging, s->value_pages, (size_t)s->count * XEN_PV_STATS_ENTRY_SIZE);
+        /* the new grant table has none of these refs: ending them is safe */
+        unpublish_pages(s);
+        free(s->name_refs);
+        free(s->value_refs);
+        s->name_refs = s->value_refs = NULL;
+        bound |= s->port >= 0;
+        s->port = -1;
+        s->published = false;
+        s->republish = true;
+        p->republish = true;
+    }
+    if (p->evtchn && bound) {
+        stale = realloc(p->stale, (p->nr_stale + 1) * sizeof(*stale));
+        if (stale) {
+            int fd = platform_evtchn_fd(p->platform, p->evtchn);
+
+            p->stale = stale;
+            p->stale[p->nr_stale++] = p->evtchn;
+            if (fd >= 0)
+                epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
+        } else {
+            /* out of memory: keep using it rather than close it; its ports
+             * are dead, so the new ones share it */
+            log_warning("out of memory: the stale event channel handle stays in use");
+            goto moved;
+        }
+        p->evtchn = NULL;
+    }
+moved:
+    if (domid != p->domid) {
+        /* the host's idea of our domain, for new connections (emulated) */
+        p->platform->self_domid = domid;
+        p->domid = domid;
+    }
+    p->key_written = false;
+    if (make_paths(p, domid, stats) < 0)
+        log_warning("domain %u: the provider's paths are too long", domid);
+}
+
+/*
+ * Publish again what a resume dropped, once the monitor has created the
+ * new domain's `stats` (until then, a watch on it says when).
+ */
+static int republish(struct xenstats_provider *p)
+{
+    struct xenstats_provider_set *s;
+    char stats[PATH_LEN];
+    bool waiting = false;
+    uint32_t monitor;
+    int r;
+
+    r = make_paths(p, p->domid, stats);
+    if (r < 0)
+        return r;
+    r = read_monitor_domid(p->xs, stats, &monitor);
+    if (r == -ENOENT) {
+        if (!p->watching_stats && xs_watch(p->xs, XEN_PV_STATS_TOP, TOKEN_STATS))
+            p->watching_stats = true;
+        return 0;
+    }
+    if (r < 0)
+        return r;
+    if (!p->monitor_forced)
+        p->monitor = monitor;
+    if (!p->evtchn) {
+        r = open_evtchn(p);
+        if (r < 0) {
+            log_warning("cannot open an event channel handle after a resume: %s", strerror(-r));
+            return r;
+        }
+    }
+    for (s = p->sets; s; s = s->next) {
+        if (!s->republish)
+            continue;
+        r = xenstats_provider_set_publish(s);
+        if (r < 0 && r != -EALREADY) {
+            log_warning("set %s: cannot publish it again after a resume: %s", s->path, strerror(-r));
+            waiting = true;
+            continue;
+        }
+        s->republish = false;
+    }
+    p->republish = waiting;
+    if (!waiting) {
+        log_info("provider %s: every set published again in domain %u", p->name, p->domid);
+        if (p->watching_stats && xs_unwatch(p->xs, XEN_PV_STATS_TOP, TOKEN_STATS))
+            p->watching_stats = false;
+    } else if (!p->watching_stats && xs_watch(p->xs, XEN_PV_STATS_TOP, TOKEN_STATS)) {
+        p->watching_stats = true; /* try again on the next change there */
+    }
+    return 0;
+}
+
+/* After a watch event: was the domain resumed?  Then publish again. */
+static int check_resume(struct xenstats_provider *p)
+{
+    uint32_t domid;
+    int r = read_own_domid(p, &domid);
+
+    if (r < 0)
+        return r == -ENOENT ? 0 : r; /* no `domid` to go by (a test host) */
+    if (domid != p->domid || keys_lost(p)) {
+        p->resumes++;
+        log_info("provider %s: domain %u %s: publishing every set again", p->name, p->domid,
+                 domid != p->domid ? "resumed under a new id" : "lost its keys (resumed?)");
+        if (domid != p->domid)
+            log_info("provider %s: now domain %u", p->name, domid);
+        forget_publication(p, domid);
+    }
+    return p->republish ? republish(p) : 0;
+}
+
+/* Read the watch events that are there; look for a resume if any came. */
+static int handle_watches(struct xenstats_provider *p)
+{
+    bool ours = false;
+    char **ev;
+
+    while ((ev = xs_check_watch(p->xs))) {
+        ours |= !strcmp(ev[XS_WATCH_TOKEN], TOKEN_DOMID) || !strcmp(ev[XS_WATCH_TOKEN], TOKEN_STATS);
+        free(ev);
+    }
+    if (errno != EAGAIN)
+        return negative_errno();
+    return ours ? check_resume(p) : 0;
+}
+
 int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
 {
     struct xenstats_provider *p = set->provider;
@@ -517,6 +795,9 @@ int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
     char path[PATH_LEN + 32];
     int r = 0;
 
+    /* A port from before a resume must never be unbound: look first. */
+    if (set->published)
+        check_resume(p);
     for (pp = &p->sets; *pp && *pp != set; pp = &(*pp)->next)
         ;
     if (*pp)
@@ -562,6 +843,11 @@ int xenstats_provider_dispatch(struct xenstats_provider *provider)
 {
     int port, handled = 0;
 
+    port = handle_watches(provider);
+    if (port < 0)
+        return set_errno(port);
+    if (!provider->evtchn)
+        return 0; /* a resume waits to open a new handle */
     while ((port = platform_evtchn_pending(provider->platform, provider->evtchn)) >= 0) {
         struct xenstats_provider_set *s;
 
@@ -580,13 +866,98 @@ int xenstats_provider_dispatch(struct xenstats_provider *provider)
     return handled;
 }
 
+/* The keeper (below) runs this: hold fds[n] until the host hangs them up. */
+static void keeper_run(int *fds, size_t n)
+{
+    struct pollfd pfds[2 * 64];
+    unsigned int from = 0;
+
+    setsid();
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_NAME, "xenstats-keep", 0, 0, 0);
+    /* fds[] ascending: close everything else (sockets, files of the caller) */
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned int)fds[i] > from)
+            close_range(from, (unsigned int)fds[i] - 1, 0);
+        from = (unsigned int)fds[i] + 1;
+    }
+    close_range(from, ~0U, 0);
+    for (size_t i = 0; i < n; i++)
+        pfds[i] = (struct pollfd){.fd = fds[i], .events = 0};
+    for (;;) {
+        if (poll(pfds, n, -1) < 0)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (pfds[i].revents & (POLLHUP | POLLNVAL))
+                _exit(0); /* the emulated host went away: nothing to protect */
+        sleep(1);         /* POLLERR alone: never close, never spin */
+    }
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * Keep the stale handles open after we are gone: their last close would
+ * BUG a Linux 6.1 guest (docs/pv-stats.md "Lifecycle").  A process of
+ * their own ("xenstats-keep") holds them, and nothing else, until the
+ * guest shuts down or the host hangs them up.
+ */
+static void hand_stale_to_keeper(struct xenstats_provider *p)
+{
+    int fds[2 * 64];
+    size_t n = 0;
+    pid_t pid;
+
+    for (size_t i = 0; i < p->nr_stale; i++) {
+        int got = platform_evtchn_fds(p->platform, p->stale[i], fds + n, ARRAY_SIZE(fds) - n);
+
+        if (got > 0)
+            n += (size_t)got;
+    }
+    if (!n)
+        return;
+    qsort(fds, n, sizeof(fds[0]), compare_ints);
+    pid = fork();
+    if (pid < 0) {
+        log_warning("cannot start a process to keep %zu stale event channel handles: %s", p->nr_stale,
+                    strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        /* the grandchild is the keeper, re-parented: nobody waits for it */
+        if (fork() == 0)
+            keeper_run(fds, n);
+        _exit(0);
+    }
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    log_info("provider %s: %zu event channel handles from before a resume are kept open by a process of "
+             "their own (closing them would crash a Linux 6.1 guest's kernel)",
+             p->name, p->nr_stale);
+}
+
 void xenstats_provider_free(struct xenstats_provider *provider)
 {
     if (!provider)
         return;
     while (provider->sets)
         xenstats_provider_set_withdraw(provider->sets);
-    platform_evtchn_close(provider->platform, provider->evtchn);
+    if (provider->evtchn)
+        platform_evtchn_close(provider->platform, provider->evtchn);
+    if (provider->nr_stale)
+        hand_stale_to_keeper(provider);
+    /* our references only: the keeper's keep the handles open */
+    for (size_t i = 0; i < provider->nr_stale; i++)
+        platform_evtchn_close(provider->platform, provider->stale[i]);
+    free(provider->stale);
+    if (provider->epfd >= 0)
+        close(provider->epfd);
     if (provider->xs)
         xs_close(provider->xs);
     free(provider);

@@ -50,8 +50,9 @@ promtool check metrics <"$T/m.txt" || fail "promtool (with its lint) rejects /me
 pass "promtool accepts /metrics, lint included, with guests publishing by the convention and outside it"
 
 python3 - "$T" <<'PY' || fail "the guest families"
-import json, re, sys
+import json, re, sys, time
 T = sys.argv[1]
+created = []
 sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 
 def parse(path, om):
@@ -81,17 +82,28 @@ def parse(path, om):
             assert m, l
             name = m.group(1)
             typ = fams[cur][0]
+            labels = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            if om and typ == "counter" and name == cur + "_created":
+                # when the counter started (the set's attach): right after
+                # its own _total, a time of this run
+                prev = fams[cur][2][-1]
+                assert prev[0] == cur + "_total" and prev[1] == labels, (prev, l)
+                assert abs(float(m.group(3)) - time.time()) < 600, l
+                created.append(name)
+                continue
             if om and typ == "counter":
                 assert name == cur + "_total", (cur, l)
             elif om and typ == "info":
                 assert name == cur + "_info", (cur, l)
             else:
                 assert name == cur, (cur, l)
-            labels = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
             fams[cur][2].append((name, labels, m.group(3)))
     return fams
 
 text, om = parse(f"{T}/m.txt", False), parse(f"{T}/om.txt", True)
+# every guest counter of OpenMetrics says when it started; nothing else does
+assert created and len(created) == sum(len([x for x in f[2] if x[0].endswith("_total")])
+                                       for n, f in om.items() if n.startswith("xenstats_guest_")), len(created)
 
 def one(fams, name, **labels):
     hits = [s for s in fams[name][2] if all(s[1].get(k) == v for k, v in labels.items())]
