@@ -4,7 +4,8 @@
 # `xenstats agent`, and one PV domU (2 vCPUs, a vif and a vbd) running
 # `xenstats publish`, walked through its lifecycle:
 #   xl save + xl restore, xl migrate (local, live), vcpu-set down and up,
-#   pause and unpause, mem-set and back, xl reboot.
+#   pause and unpause, mem-set and back, the provider's withdrawal, xl
+#   reboot.
 # After each step lc_probe checks the agent's /metrics (every set active
 # again under the new domid and the same UUID, values that move, no series
 # of the old domid; the vCPUs against xl vcpu-list; ...).  Result lines:
@@ -47,14 +48,17 @@ xlrun() { # xlrun LABEL TIMEOUT ARGS...: xl ARGS, timed; its output only when it
     return $rc
 }
 SEQ=0
-dmesg_clean() { # dmesg_clean DOMID LABEL: the domU's kernel log has no BUG, WARNING, Oops, Call Trace
+guest() { # guest DOMID VERB: the domU's init runs VERB (domu-init.sh), within 60 s
     SEQ=$((SEQ + 1))
-    xenstore-write "/local/domain/$1/data/cmd" "$SEQ dmesg"
+    xenstore-write "/local/domain/$1/data/cmd" "$SEQ $2"
     i=0
     while [ "$(xenstore-read "/local/domain/$1/data/ack" 2>/dev/null)" != "$SEQ" ] && [ $i -lt 60 ]; do
         sleep 1
         i=$((i + 1))
     done
+}
+dmesg_clean() { # dmesg_clean DOMID LABEL: the domU's kernel log has no BUG, WARNING, Oops, Call Trace
+    guest "$1" dmesg
     bad=$(xenstore-read "/local/domain/$1/data/dmesg-bad" 2>/dev/null)
     res "dmesg-clean-$2" "$([ "$bad" = 0 ] && echo 0 || echo 1)" \
         "domid $1: ${bad:-no answer} BUG/WARNING/Oops/Call Trace lines in the guest's dmesg (DOMU: dmesg lines)"
@@ -175,7 +179,14 @@ for m in 128 192; do
     [ "$kb" = $((m * 1024)) ] || rc=1
     res mem-target-$m $rc "$out; xenstore memory/target $kb kB; xl list Mem $(xl list $NAME 2>/dev/null | awk 'NR == 2 {print $3}') MiB"
 done
-dmesg_clean "$D" before-reboot
+# ---- withdrawal after the resumes: the provider exits, which closes the
+# event channel handles it held before them unless it kept them apart
+guest "$D" stop
+rc=$(xenstore-read /local/domain/$D/data/publish-rc 2>/dev/null)
+res publish-exit "$([ "$rc" = 0 ] && echo 0 || echo 1)" "xenstats publish exited with ${rc:-no answer} on SIGTERM"
+out=$(lc_probe withdrawn "$D" $SETS 20)
+res withdrawn $? "$out"
+dmesg_clean "$D" after-withdraw
 
 # ---- reboot: a new domain (new domid, same UUID) whose init publishes again
 xlrun reboot 60 reboot $NAME

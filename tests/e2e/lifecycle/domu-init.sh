@@ -7,10 +7,13 @@
 #    /sbin/poweroff (busybox), which signal PID 1 (TERM, USR2): a shell PID 1
 #    only gets them with a trap, run between commands (so short sleeps);
 #  - `xl vcpu-set` back up only hot-adds a vCPU: user space onlines it;
-#  - dom0 asks for the kernel log with data/cmd "SEQ dmesg": we count its
-#    BUG/WARNING/Oops/Call Trace lines into data/dmesg-bad and ack with
-#    data/ack SEQ (data/ is the guest's own: xl restore and migrate empty it,
-#    so dom0 asks again under the new domid).
+#  - dom0 sends commands as data/cmd "SEQ VERB", acked with data/ack SEQ
+#    (data/ is the guest's own: xl restore and migrate empty it, so dom0
+#    asks again under the new domid):
+#      dmesg  count the kernel log's BUG/WARNING/Oops/Call Trace lines
+#             into data/dmesg-bad
+#      stop   SIGTERM to xenstats publish (it withdraws its sets); its exit
+#             status into data/publish-rc
 export PATH=/usr/bin:/usr/sbin
 up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "DOMU: $*"; }
@@ -33,7 +36,8 @@ say "up at $(up)s: domid $(xenstore-read domid), vCPUs online $(cat /sys/devices
 i=0
 while ! xenstore-exists stats 2>/dev/null && [ $i -lt 120 ]; do sleep 1; i=$((i + 1)); done
 xenstats -v publish >/tmp/publish.log 2>&1 &
-say "xenstats publish started at $(up)s (pid $!)"
+PUBLISH=$!
+say "xenstats publish started at $(up)s (pid $PUBLISH)"
 
 dmesg_bad() { dmesg | grep -E "BUG|WARNING|Oops|Call Trace"; }
 last=
@@ -50,6 +54,13 @@ while :; do
             dmesg_bad | head -40 | sed 's/^/DOMU: dmesg: /'
             sed 's/^/DOMU: publish: /' /tmp/publish.log | tail -20
             xenstore-write data/dmesg-bad "$(dmesg_bad | wc -l)"
+            ;;
+        stop)
+            kill -TERM $PUBLISH
+            wait $PUBLISH
+            rc=$?
+            say "xenstats publish exited with $rc; held: $(ps -o comm | grep -c xenstats-keep) xenstats-keep"
+            xenstore-write data/publish-rc $rc
             ;;
         esac
         xenstore-write data/ack "${c%% *}"

@@ -14,8 +14,8 @@
  *       NEW, whose xenstats_domain_info has uuid UUID, and no series names
  *       domid OLD; prints the time that took first, in ms
  *   lc_probe moving DOMID SETS
- *       two scrapes 2.5 s apart: every set answered samples in between and
- *       some guest value of the domain changed
+ *       two scrapes 2.5 to 10 s apart: every set answered samples in
+ *       between and some guest value of the domain changed
  *   lc_probe vcpus DOMID NAME ONLINE TIMEOUT_S
  *       until they agree: the agent's vCPUs of DOMID against `xl vcpu-list
  *       NAME` (the same vCPUs, each online or offline alike, ONLINE of them
@@ -26,6 +26,8 @@
  *       never stale or timed out
  *   lc_probe target DOMID BYTES TIMEOUT_S
  *       waits until xenstats_domain_memory_target_bytes is BYTES
+ *   lc_probe withdrawn DOMID SETS TIMEOUT_S
+ *       waits until every set of SETS is withdrawn or gone
  */
 #include <errno.h>
 #include <math.h>
@@ -40,6 +42,7 @@
 
 #define AGENT_PORT 9740
 #define POLL_MS 100
+#define MOVING_MS 10000
 #define MAX_SETS 64
 #define MAX_VCPUS 64
 #define NAME_LEN 128
@@ -432,35 +435,41 @@ static size_t values_changed(const struct scrape *a, const struct scrape *b, con
 static int cmd_moving(const char *domid, const char *path)
 {
     struct set_name sets[MAX_SETS];
-    size_t n = sets_read(path, sets, MAX_SETS), changed, total;
-    struct scrape a, b;
-    double least = INFINITY;
-    bool all = true;
+    size_t n = sets_read(path, sets, MAX_SETS), changed = 0, total = 0;
+    struct scrape a;
+    double least = NAN, start = now_ms();
+    bool all = false;
 
     if (n == 0 || scrape_get(&a) < 0) {
         printf("no sets in %s, or the agent did not answer\n", path);
         return 1;
     }
-    sleep_ms(2500);
-    if (scrape_get(&b) < 0) {
-        scrape_free(&a);
-        printf("the agent did not answer\n");
-        return 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double d = set_value(&b, "xenstats_pv_set_samples_total", domid, &sets[i]) -
-                   set_value(&a, "xenstats_pv_set_samples_total", domid, &sets[i]);
+    /* a second scrape at least 2 intervals later, and later again while a
+     * set has not answered (a loaded machine makes a sample time out) */
+    sleep_ms(2000);
+    while (!(all && changed > 0) && now_ms() - start < MOVING_MS) {
+        struct scrape b;
 
-        if (!(d > 0))
-            all = false;
-        if (d < least || isnan(d))
-            least = d;
+        sleep_ms(500);
+        if (scrape_get(&b) < 0)
+            continue;
+        all = true;
+        least = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            double d = set_value(&b, "xenstats_pv_set_samples_total", domid, &sets[i]) -
+                       set_value(&a, "xenstats_pv_set_samples_total", domid, &sets[i]);
+
+            if (!(d > 0))
+                all = false;
+            if (d < least || isnan(d))
+                least = d;
+        }
+        changed = values_changed(&a, &b, domid, &total);
+        scrape_free(&b);
     }
-    changed = values_changed(&a, &b, domid, &total);
     scrape_free(&a);
-    scrape_free(&b);
-    printf("in 2.5 s every set of domid %s answered %s samples (fewest: %.0f); %zu of %zu guest values changed\n",
-           domid, all ? "new" : "NO new", least, changed, total);
+    printf("in %.1f s every set of domid %s answered %s samples (fewest: %.0f); %zu of %zu guest values changed\n",
+           (now_ms() - start) / 1e3, domid, all ? "new" : "NO new", least, changed, total);
     return all && changed > 0 ? 0 : 1;
 }
 
@@ -630,6 +639,8 @@ static int cmd_paused(const char *domid, const char *path, int seconds)
         if (scrape_get(&s) < 0)
             continue;
         scrapes++;
+        if (!find(&s, "xenstats_vcpu_state", domid, "runstate", "running"))
+            snprintf(bad, sizeof(bad), "no vCPU state of the domain while paused");
         for (size_t i = 0; i < s.count && !bad[0]; i++) {
             const struct sample *x = &s.samples[i];
 
@@ -651,7 +662,7 @@ static int cmd_paused(const char *domid, const char *path, int seconds)
             timeouts_after += set_value(&s, "xenstats_pv_set_timeouts_total", domid, &sets[i]);
         scrape_free(&s);
     }
-    printf("%s; %d scrapes over %d s paused: %s; timeouts counted while paused: %.0f\n",
+    printf("%s; %d scrapes in %d s paused: %s; timeouts counted while paused: %.0f\n",
            bad[0] ? bad : "no vCPU running, no set stale or timed out", scrapes, seconds, detail,
            timeouts_after - timeouts_before);
     return bad[0] || scrapes == 0 ? 1 : 0;
@@ -681,6 +692,37 @@ static int cmd_target(const char *domid, double bytes, int timeout_s)
     return 1;
 }
 
+static int cmd_withdrawn(const char *domid, const char *path, int timeout_s)
+{
+    struct set_name sets[MAX_SETS];
+    size_t n = sets_read(path, sets, MAX_SETS);
+    double start = now_ms();
+    char detail[2048] = "the agent did not answer";
+
+    while (n > 0 && now_ms() - start < timeout_s * 1e3) {
+        struct scrape s;
+        bool gone = true;
+
+        if (scrape_get(&s) == 0) {
+            for (size_t i = 0; i < n && gone; i++) {
+                char state[32];
+
+                set_state(&s, domid, &sets[i], state, sizeof(state));
+                gone = !strcmp(state, "absent") || !strcmp(state, "withdrawn");
+            }
+            describe_states(&s, domid, sets, n, detail, sizeof(detail));
+            scrape_free(&s);
+            if (gone) {
+                printf("%.0f ms: every set of domid %s withdrawn or gone: %s\n", now_ms() - start, domid, detail);
+                return 0;
+            }
+        }
+        sleep_ms(POLL_MS);
+    }
+    printf("sets of domid %s not withdrawn after %d s: %s\n", domid, timeout_s, detail);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -697,6 +739,8 @@ int main(int argc, char **argv)
         return cmd_paused(argv[2], argv[3], atoi(argv[4]));
     if (!strcmp(cmd, "target") && argc == 5)
         return cmd_target(argv[2], strtod(argv[3], NULL), atoi(argv[4]));
-    fprintf(stderr, "usage: lc_probe baseline|settle|moving|vcpus|paused|target ... (see the source)\n");
+    if (!strcmp(cmd, "withdrawn") && argc == 5)
+        return cmd_withdrawn(argv[2], argv[3], atoi(argv[4]));
+    fprintf(stderr, "usage: lc_probe baseline|settle|moving|vcpus|paused|target|withdrawn ... (see the source)\n");
     return 2;
 }
