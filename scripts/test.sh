@@ -167,9 +167,9 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
             "xen-hypervisor-e2e (the patched Xen under QEMU)" 900 build-xen-hv/e2e/logs/serial.log \
             tests/e2e/xen-hv/run.sh
         # A PV guest's lifecycle on it (shadow paging: live migration), one
-        # cycle of each step; the boot is cut at 7 minutes, the step at 9.
-        LC_CYCLES=1 E2E_TIMEOUT=${E2E_TIMEOUT:-420} xen_step "e2e-lifecycle (save/restore, migrate, reboot on the patched Xen)" \
-            540 build-e2e/logs/lifecycle-serial.log tests/e2e/lifecycle/run.sh
+        # cycle of each step; the boot is cut at 8 minutes, the step at 10.
+        LC_CYCLES=1 E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-lifecycle (save/restore, migrate, reboot on the patched Xen)" \
+            600 build-e2e/logs/lifecycle-serial.log tests/e2e/lifecycle/run.sh
     fi
     # The same on Debian 13's Xen 4.20 and 6.12 kernel, binaries built in
     # the Debian 13 chroot.
