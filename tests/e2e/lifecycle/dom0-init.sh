@@ -64,12 +64,15 @@ dmesg_clean() { # dmesg_clean DOMID LABEL: the domU's kernel log has no BUG, WAR
         "domid $1: ${bad:-no answer} BUG/WARNING/Oops/Call Trace lines in the guest's dmesg (DOMU: dmesg lines)"
 }
 TIMES=
+OLD=none # every domid the guest had: none may keep a series
 settled() { # settled STEP NEW OLD LIMIT [SINCE]: every set back, same UUID, values
     # moving; the time counts from SINCE (an uptime) when given, else from now
+    OLD=$OLD,$3
     p=$(up)
-    out=$(lc_probe settle "$2" "$3" "$UUID" $SETS "$4")
+    out=$(lc_probe settle "$2" "$OLD" "$UUID" $SETS "$4")
     rc=$?
     res "$1-active" $rc "$out"
+    [ $rc = 0 ] || xl list 2>&1 | sed "s/^/LC: xl list after $1: /"
     ms=${out%% *}
     [ $rc = 0 ] && [ -n "${5:-}" ] && ms=$(awk "BEGIN{printf \"%.0f\", $ms + ($p - $5) * 1000}")
     say "TIME $1: time from xl $1 returning to every set active again: $ms ms (domid $3 -> $2)"

@@ -12,7 +12,8 @@
  *   lc_probe settle NEW OLD UUID SETS TIMEOUT_S
  *       polls every 100 ms until every set of SETS is active under domid
  *       NEW, whose xenstats_domain_info has uuid UUID, and no series names
- *       domid OLD; prints the time that took first, in ms
+ *       a domid of OLD (comma-separated: every domid the guest had
+ *       before); prints the time that took first, in ms
  *   lc_probe moving DOMID SETS
  *       two scrapes 2.5 to 10 s apart: every set answered samples in
  *       between and some guest value of the domain changed
@@ -293,12 +294,26 @@ static size_t sets_read(const char *path, struct set_name *sets, size_t max)
     return n;
 }
 
-static bool domid_label_anywhere(const struct scrape *s, const char *domid)
+/* Whether any series names domid; the first few metric names into out. */
+static bool domid_label_anywhere(const struct scrape *s, const char *domid, char *out, size_t size)
 {
-    for (size_t i = 0; i < s->count; i++)
-        if (label_is(&s->samples[i], "domid", domid))
-            return true;
-    return false;
+    size_t used = 0, names = 0;
+    const char *last = "";
+
+    out[0] = '\0';
+    for (size_t i = 0; i < s->count; i++) {
+        if (!label_is(&s->samples[i], "domid", domid))
+            continue;
+        if (names < 4 && strcmp(last, s->samples[i].name)) {
+            int w = snprintf(out + used, size - used, "%s%s", names ? " " : "", s->samples[i].name);
+
+            if (w > 0 && (size_t)w < size - used)
+                used += (size_t)w;
+            last = s->samples[i].name;
+            names++;
+        }
+    }
+    return names > 0;
 }
 
 /* "provider/set=state ..." of sets into out. */
@@ -318,6 +333,27 @@ static void describe_states(const struct scrape *s, const char *domid, const str
             break;
         used += (size_t)w;
     }
+}
+
+/* Whether any series names one of the comma-separated domids of list. */
+static bool any_domid_anywhere(const struct scrape *s, const char *list, char *out, size_t size)
+{
+    char domid[16];
+
+    for (const char *p = list; *p; p += *p == ',') {
+        size_t n = strcspn(p, ",");
+
+        snprintf(domid, sizeof(domid), "%.*s", (int)(n < sizeof(domid) ? n : sizeof(domid) - 1), p);
+        p += n;
+        if (domid_label_anywhere(s, domid, out, size)) {
+            size_t used = strlen(out);
+
+            snprintf(out + used, size - used, " (domid %s)", domid);
+            return true;
+        }
+    }
+    out[0] = '\0';
+    return false;
 }
 
 static int cmd_baseline(const char *domid, const char *path, int timeout_s)
@@ -376,7 +412,7 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
         struct scrape s;
         const struct sample *info;
         bool active = true, old_seen;
-        char name[NAME_LEN] = "?";
+        char name[NAME_LEN] = "?", old_names[512];
 
         if (scrape_get(&s) == 0) {
             info = find(&s, "xenstats_domain_info", domid, "uuid", uuid);
@@ -388,7 +424,7 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
                 set_state(&s, domid, &sets[i], state, sizeof(state));
                 active = !strcmp(state, "active");
             }
-            old_seen = domid_label_anywhere(&s, old);
+            old_seen = any_domid_anywhere(&s, old, old_names, sizeof(old_names));
             if (info && active && !old_seen) {
                 printf("%.0f ms: every set (%zu) active under domid %s, uuid %s, domain %s; no series of domid %s\n",
                        now_ms() - start, n, domid, uuid, name, old);
@@ -396,8 +432,9 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
                 return 0;
             }
             snprintf(detail, sizeof(detail),
-                     "xenstats_domain_info{domid=%s,uuid=%s}: %s, domain %s; series of old domid %s: %s; ", domid,
-                     uuid, info ? "present" : "absent", name, old, old_seen ? "present" : "gone");
+                     "xenstats_domain_info{domid=%s,uuid=%s}: %s, domain %s; series of old domid %s: %s%s; ",
+                     domid, uuid, info ? "present" : "absent", name, old, old_seen ? "present: " : "gone",
+                     old_names);
             describe_states(&s, domid, sets, n, detail + strlen(detail), sizeof(detail) - strlen(detail));
             scrape_free(&s);
         }
