@@ -150,6 +150,7 @@ while [ $c -lt "$CYCLES" ]; do
     settled migrate "$NEW" "$D" 30
     D=$NEW
 done
+[ "$CYCLES" -gt 1 ] && for s in restore migrate; do figure $s; done
 # a provider that unbinds or closes a channel bound before the save hits
 # `kernel BUG at drivers/xen/evtchn.c` in the guest
 dmesg_clean "$D" after-resume
@@ -206,7 +207,6 @@ settled reboot "$NEW" "$D" 150 "$T"
 D=$NEW
 dmesg_clean "$D" after-reboot
 
-[ "$CYCLES" -gt 1 ] && for s in restore migrate; do figure $s; done
 kill -0 $AGENT
 res agent-alive $? "pid $AGENT through the whole walk"
 finish
