@@ -75,7 +75,8 @@ settled() { # settled STEP NEW OLD LIMIT [SINCE]: every set back, same UUID, val
     [ $rc = 0 ] || xl list 2>&1 | sed "s/^/LC: xl list after $1: /"
     ms=${out%% *}
     [ $rc = 0 ] && [ -n "${5:-}" ] && ms=$(awk "BEGIN{printf \"%.0f\", $ms + ($p - $5) * 1000}")
-    say "TIME $1: time from xl $1 returning to every set active again: $ms ms (domid $3 -> $2)"
+    say "TIME $1: time from xl $1 returning to every set active again: $ms ms (domid $3 -> $2)$(echo "$out" |
+        sed -n 's/^-1 ms: not settled.*(\(every set active after -*[0-9]* ms\)).*/; not settled, \1/p')"
     TIMES="$TIMES $1=$ms"
     case $out in *" domain $NAME;"*) rc=0 ;; *) rc=1 ;; esac
     res "$1-name" $rc "xenstats_domain_info of domid $2 names the domain $NAME"

@@ -401,7 +401,7 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
 {
     struct set_name sets[MAX_SETS];
     size_t n = sets_read(path, sets, MAX_SETS);
-    double start = now_ms();
+    double start = now_ms(), active_at = -1;
     char detail[2048] = "the agent did not answer";
 
     if (n == 0) {
@@ -425,6 +425,8 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
                 active = !strcmp(state, "active");
             }
             old_seen = any_domid_anywhere(&s, old, old_names, sizeof(old_names));
+            if (info && active && active_at < 0)
+                active_at = now_ms() - start;
             if (info && active && !old_seen) {
                 printf("%.0f ms: every set (%zu) active under domid %s, uuid %s, domain %s; no series of domid %s\n",
                        now_ms() - start, n, domid, uuid, name, old);
@@ -440,7 +442,8 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
         }
         sleep_ms(POLL_MS);
     }
-    printf("-1 ms: not settled after %d s: %s\n", timeout_s, detail);
+    /* when only the old series stayed, how long the sets took still counts */
+    printf("-1 ms: not settled after %d s (every set active after %.0f ms): %s\n", timeout_s, active_at, detail);
     return 1;
 }
 
