@@ -2,7 +2,7 @@
 # Convenience targets; meson is the build system.
 BUILD ?= build
 
-.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e kmod kmod-check kmod-checkpatch e2e-kmod
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -31,6 +31,14 @@ xen-hypervisor:
 # statistics regions from dom0 (tests/e2e/xen-hv/run.sh).
 xen-hypervisor-e2e: xen-hypervisor
 	tests/e2e/xen-hv/run.sh
+
+# A PV guest's lifecycle on that hypervisor (it has shadow paging, which
+# live migration needs): save/restore, migrate, reboot, vcpu-set, pause,
+# mem-set, with the agent's /metrics checked after each step
+# (tests/e2e/lifecycle/run.sh; LC_CYCLES=10 for the figures; logs in
+# build-e2e/logs/lifecycle-*).
+e2e-lifecycle: xen-hypervisor
+	tests/e2e/lifecycle/run.sh
 
 # The in-kernel PV stats provider (kmod/, docs/kernel-provider.md) and its
 # example, against Debian's headers for the e2e domU's kernel (installed

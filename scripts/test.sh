@@ -7,7 +7,9 @@
 # end-to-end test on Debian's hypervisor (`make e2e-xen`), and the
 # hypervisor patch series built from upstream 4.17.7 with Debian's config
 # and proved by its own end-to-end test (`make xen-hypervisor
-# xen-hypervisor-e2e`); then the same two on Debian 13's Xen 4.20
+# xen-hypervisor-e2e`), and a PV guest's save/restore, live migration,
+# reboot, vcpu-set, pause and mem-set on it (`make e2e-lifecycle`); then the
+# same first two on Debian 13's Xen 4.20
 # (XEN_VERSION=4.20).  Before them, the build and the emulated suites in a
 # Debian 13 chroot (scripts/trixie.sh; TRIXIE=0 skips it).
 # Prints "N passed, N failed" last; exit status 0 iff all pass.
@@ -164,6 +166,10 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
         TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e/logs/serial.log xen_step \
             "xen-hypervisor-e2e (the patched Xen under QEMU)" 900 build-xen-hv/e2e/logs/serial.log \
             tests/e2e/xen-hv/run.sh
+        # A PV guest's lifecycle on it (shadow paging: live migration), one
+        # cycle of each step; the boot is cut at 8 minutes, the step at 10.
+        LC_CYCLES=1 E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-lifecycle (save/restore, migrate, reboot on the patched Xen)" \
+            600 build-e2e/logs/lifecycle-serial.log tests/e2e/lifecycle/run.sh
     fi
     # The same on Debian 13's Xen 4.20 and 6.12 kernel, binaries built in
     # the Debian 13 chroot.

@@ -5,6 +5,7 @@
 # Xen multiplexes dom0's hvc0.  A run that does not finish within
 # $E2E_TIMEOUT seconds is killed and reported as hung.
 # Exit status 0 iff "E2E-DONE" was seen, with PASS lines and no FAIL line.
+# Result lines start with "$E2E_TAG: " (default XT; the lifecycle test's LC).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -14,6 +15,7 @@ LOG=${E2E_LOG:-$E2E_DIR/logs/serial.log}
 TIMEOUT=${E2E_TIMEOUT:-900}
 SMP=${E2E_SMP:-2}
 DOM0_EXTRA=${E2E_DOM0_EXTRA:-}
+TAG=${E2E_TAG:-XT}
 mkdir -p "$(dirname "$LOG")"
 : >"$LOG"
 
@@ -60,10 +62,10 @@ wait "$QPID" 2>/dev/null
 echo "e2e-xen boot: +$(elapsed)s QEMU stopped"
 
 echo "---------------- results ----------------"
-grep -a "^XT: " "$LOG" | tr -d '\r'
+grep -a "^$TAG: " "$LOG" | tr -d '\r'
 echo "-----------------------------------------"
-pass=$(grep -ac "^XT: PASS " "$LOG")
-fail=$(grep -ac "^XT: FAIL " "$LOG")
+pass=$(grep -ac "^$TAG: PASS " "$LOG")
+fail=$(grep -ac "^$TAG: FAIL " "$LOG")
 if [ $hung = 1 ]; then
     echo "e2e-xen: HUNG: killed after ${TIMEOUT}s; the last of the serial log ($LOG):"
     tail -60 "$LOG" | tr -d '\r'
