@@ -447,10 +447,12 @@ static int cmd_settle(const char *domid, const char *old, const char *uuid, cons
     return 1;
 }
 
-/* Guest values of domid that differ between a and b, out of how many. */
-static size_t values_changed(const struct scrape *a, const struct scrape *b, const char *domid, size_t *ret_total)
+/* Guest values of domid that differ between a and b, out of how many;
+ * *ret_missing: those of b that a does not have (not sampled yet then). */
+static size_t values_changed(const struct scrape *a, const struct scrape *b, const char *domid, size_t *ret_total,
+                             size_t *ret_missing)
 {
-    size_t changed = 0, total = 0;
+    size_t changed = 0, total = 0, missing = 0;
 
     for (size_t i = 0; i < b->count; i++) {
         const struct sample *x = &b->samples[i];
@@ -459,23 +461,26 @@ static size_t values_changed(const struct scrape *a, const struct scrape *b, con
             !label_is(x, "domid", domid))
             continue;
         total++;
+        missing++;
         for (size_t j = 0; j < a->count; j++) {
             const struct sample *y = &a->samples[j];
 
             if (!strcmp(y->name, x->name) && !strcmp(y->labels, x->labels)) {
                 changed += y->value != x->value;
+                missing--;
                 break;
             }
         }
     }
     *ret_total = total;
+    *ret_missing = missing;
     return changed;
 }
 
 static int cmd_moving(const char *domid, const char *path)
 {
     struct set_name sets[MAX_SETS];
-    size_t n = sets_read(path, sets, MAX_SETS), changed = 0, total = 0;
+    size_t n = sets_read(path, sets, MAX_SETS), changed = 0, total = 0, missing = 0;
     struct scrape a;
     double least = NAN, start = now_ms();
     bool all = false;
@@ -504,7 +509,15 @@ static int cmd_moving(const char *domid, const char *path)
             if (d < least || isnan(d))
                 least = d;
         }
-        changed = values_changed(&a, &b, domid, &total);
+        changed = values_changed(&a, &b, domid, &total, &missing);
+        if (missing && !changed) {
+            /* the first scrape came before the sets' first samples (the
+             * agent attaches a set between rounds): compare from this one */
+            scrape_free(&a);
+            a = b;
+            all = false;
+            continue;
+        }
         scrape_free(&b);
     }
     scrape_free(&a);
