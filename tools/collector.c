@@ -96,11 +96,19 @@ struct collector *collector_new(struct xenstats_host *host, const struct collect
     return c;
 }
 
-static void tracked_free(struct collector *c, struct tracked *t)
+/* Stop mapping anything of the domain: its vCPU region and its PV stats sets. */
+static void release_pages(struct collector *c, struct tracked *t)
 {
     if (t->pv)
         xenstats_monitor_remove_domain(c->monitor, t->info.domid);
+    t->pv = false;
     xenstats_vcpu_map_close(t->map);
+    t->map = NULL;
+}
+
+static void tracked_free(struct collector *c, struct tracked *t)
+{
+    release_pages(c, t);
     free(t->vcpu_error);
     free(t);
 }
@@ -188,11 +196,7 @@ static void release_dying(struct collector *c, struct tracked *t)
     if (!t->map && !t->pv)
         return;
     log_info("domain %u (%s) is dying: its pages are let go", t->info.domid, t->info.name);
-    if (t->pv)
-        xenstats_monitor_remove_domain(c->monitor, t->info.domid);
-    t->pv = false;
-    xenstats_vcpu_map_close(t->map);
-    t->map = NULL;
+    release_pages(c, t);
     free(t->vcpu_error);
     t->vcpu_error = strdup("the domain is dying");
 }

@@ -375,7 +375,7 @@ unsigned int xenstats_monitor_domains_introduced(struct xenstats_monitor *monito
 
 uint64_t xenstats_pv_set_attached_ns(const struct xenstats_pv_set *s)
 {
-    return live(s) ? s->attached_at : 0;
+    return live(s) ? s->bound_at : 0;
 }
 
 int xenstats_pv_set_get_stat(const struct xenstats_pv_set *s, uint32_t i, struct xenstats_pv_stat *ret_stat)

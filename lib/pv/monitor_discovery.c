@@ -278,7 +278,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     s->port = r;
     port_map(m, s->port, s);
     s->bind_event_due = true;
-    s->bound_at = s->attached_at = monotonic_ns();
+    s->bound_at = monotonic_ns();
     mon_set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;

@@ -87,8 +87,7 @@ struct xenstats_pv_set {
      * does, for a notification sent before the bind): that event is no
      * answer and no misbehaviour. */
     bool bind_event_due;
-    uint64_t bound_at;
-    uint64_t attached_at; /* CLOCK_MONOTONIC when it became active: its counters start there */
+    uint64_t bound_at; /* CLOCK_MONOTONIC of the attach: where its counters start (_created) */
     bool names_rewritten_logged;
 
     uint64_t requested_at, deadline;

@@ -80,7 +80,6 @@ struct xenstats_provider {
     bool monitor_forced; /* opts.monitor_domid, kept across a resume */
     bool watching_stats; /* a resume waits for the monitor's `stats` */
     bool republish;      /* some set waits to be published again */
-    uint64_t resumes;
     uint32_t withdraw_timeout_ms;
     bool key_written;
     struct xenstats_provider_set *sets;
@@ -763,7 +762,6 @@ static int check_resume(struct xenstats_provider *p)
     if (r < 0)
         return r == -ENOENT ? 0 : r; /* no `domid` to go by (a test host) */
     if (domid != p->domid || keys_lost(p)) {
-        p->resumes++;
         log_info("provider %s: domain %u %s: publishing every set again", p->name, p->domid,
                  domid != p->domid ? "resumed under a new id" : "lost its keys (resumed?)");
         if (domid != p->domid)
