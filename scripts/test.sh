@@ -28,17 +28,28 @@ jobs=$(nproc 2>/dev/null || echo 2)
 passed=0
 failed=0
 failures=()
+digests=()
 
 # step NAME CMD...: run one step and count it
 step() {
     local name=$1
     shift
     echo "=== $name"
-    if "$@"; then
+    mkdir -p ci-artifacts
+    local out="ci-artifacts/step.out" rc
+    # (into a file, then shown: a process a failed test leaves behind
+    # holding the output must not hold up the run, as it would a pipe)
+    rc=0
+    "$@" >"$out" 2>&1 || rc=$?
+    cat "$out"
+    if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
         failures+=("$name")
+        local why="exit $rc"
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && why="killed after $limit s"
+    digests+=("$name ($why):" "$(grep -v '^ *$' "$out" | tail -12)")
         echo "=== FAILED: $name"
         return 1
     fi
@@ -57,7 +68,21 @@ meson_suite() {
         bad=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
         passed=$((passed + ok))
         failed=$((failed + bad))
-        if [ "$bad" -gt 0 ]; then failures+=("$dir: $bad tests"); fi
+        if [ "$bad" -gt 0 ]; then
+            failures+=("$dir: $bad tests")
+            # each failed test's name and the last lines it printed
+            digests+=("$dir:" "$(python3 - "$log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t.get("result") in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
+        print(f"{t['name']}: {t['result']}")
+        for out in ("stdout", "stderr"):
+            for l in (t.get(out) or "").strip().splitlines()[-4:]:
+                print(f"    {l[:300]}")
+PY
+)")
+        fi
     fi
     [ "$rc" -eq 0 ] || { [ -f "$log" ] || { failed=$((failed + 1)); failures+=("$dir: meson test"); }; }
     return 0
@@ -131,7 +156,10 @@ xen_step() {
     echo "=== $name"
     rm -f "$log" # never show a previous run's log as this one's
     t0=$(date +%s)
-    timeout --kill-after=30 "$limit" "$@" || rc=$?
+    mkdir -p ci-artifacts
+    local out="ci-artifacts/${name%% *}.out"
+    timeout --kill-after=30 "$limit" "$@" >"$out" 2>&1 || rc=$?
+    cat "$out"
     echo "=== $name: $(($(date +%s) - t0)) s"
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
@@ -139,6 +167,13 @@ xen_step() {
     fi
     failed=$((failed + 1))
     failures+=("$name")
+    # a few lines that say why, repeated in the summary at the end (a long
+    # serial log above may be cut from a view of this output)
+    local why="exit $rc"
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && why="killed after $limit s"
+    digests+=("$name ($why):" "$(
+        { [ -f "$log" ] && tr -d '\r' <"$log" | grep -a -E '^XT: .*FAIL|\(XEN\) \*\*\*|Kernel panic|BUG:|FATAL' | head -8; } || true
+        grep -v '^\[ *[0-9.]*\]\|^(XEN)' "$out" | tail -8)")
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "=== FAILED: $name: killed after $limit s"
     echo "=== FAILED: $name (exit $rc)"
     if [ -f "$log" ]; then
@@ -201,6 +236,7 @@ if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then
 fi
 
 echo
+for d in "${digests[@]+"${digests[@]}"}"; do echo "$d" | sed 's/^/  | /'; done
 for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -25,7 +25,7 @@ start_agent --timeout 400ms # 500 ms interval; a slow guest (a loaded machine) i
 INTERVAL=0.5
 
 python3 - "$URL" "$XENSTATS" "$PV_TEST_PROVIDER" "$INTERVAL" "$XENSTATS_TEST_TMP" "$AGENT" "$SANITIZED" <<'PY' || fail "lifecycle"
-import json, os, re, signal, subprocess, sys, time, urllib.request
+import collections, json, os, re, signal, subprocess, sys, time, urllib.request
 url, xenstats, libprov, interval, tmp, agent, sanitized = sys.argv[1:8]
 interval = float(interval)
 emu_dir = os.environ["XENSTATS_EMU_DIR"]
@@ -139,14 +139,20 @@ uuid = d["uuid"]
 other_samples = sets_of(domain(snapshot(), "other"))[("Lib", "counters")]["samples"]
 
 def settled():
-    """The agent's figures once its HTTP answers of this moment are over
-    (RSS: the least of a few readings, between the rounds' renderings)."""
+    """The agent's figures once its HTTP answers of this moment are over.
+    A round opens files for a moment (/proc/net/dev, the backend
+    directories): the fds are those held in every one of ten readings over
+    a second, so a file read at one reading is not counted and one held is.
+    RSS is the least of the readings, between the rounds' renderings."""
     time.sleep(2 * interval)
     fds, rss, maps = agent_figures()
-    for _ in range(5):
+    held = collections.Counter(fds)
+    for _ in range(10):
         time.sleep(0.1)
-        rss = min(rss, agent_figures()[1])
-    return fds, rss, maps
+        f, r, _ = agent_figures()
+        held &= collections.Counter(f)
+        rss = min(rss, r)
+    return sorted(held.elements()), rss, maps
 
 took = {"migrate": [], "save+restore": [], "reboot": []}
 base = None
@@ -200,12 +206,6 @@ for kind, t in took.items():
           f"max {t[-1] * 1000:.0f} ms")
 
 after = settled()
-for _ in range(20):
-    # the files a round reads are open for a moment: not held
-    if after[0] == base[0]:
-        break
-    time.sleep(0.1)
-    after = agent_figures()
 print(f"after {cycle} more cycles: {len(after[0])} fds, RSS {after[1]} kB, {after[2]} grant mappings")
 assert after[0] == base[0], f"agent fds {base[0]} -> {after[0]}"
 assert after[2] == base[2], f"agent grant mappings {base[2]} -> {after[2]}"
