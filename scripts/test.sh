@@ -18,7 +18,9 @@
 #   QUICK=1 scripts/test.sh    the plain build's suites only
 #   PACKAGES=0                 skips the packaging steps (dist, .debs)
 # A failed real-Xen step prints its whole serial log and keeps it under
-# ci-artifacts/.
+# ci-artifacts/.  Every failed step's reason (its FAIL lines, its last
+# output, a failed test's name and last lines) is printed again just before
+# the totals.
 set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -172,7 +174,7 @@ xen_step() {
     local why="exit $rc"
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && why="killed after $limit s"
     digests+=("$name ($why):" "$(
-        { [ -f "$log" ] && tr -d '\r' <"$log" | grep -a -E '^XT: .*FAIL|\(XEN\) \*\*\*|Kernel panic|BUG:|FATAL' | head -8; } || true
+        { [ -f "$log" ] && tr -d '\r' <"$log" | grep -a -E '^XT: .*FAIL|Panic on CPU|Kernel panic|BUG:|FATAL' | head -8; } || true
         grep -v '^\[ *[0-9.]*\]\|^(XEN)' "$out" | tail -8)")
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "=== FAILED: $name: killed after $limit s"
     echo "=== FAILED: $name (exit $rc)"

@@ -27,18 +27,36 @@ create() { # create NAME VCPUS EXTRA
     timeout 600 xl create /tmp/$1.cfg >/tmp/$1.out 2>&1
     res "xl-create-$1" $? "$2 vCPUs, $(awk "BEGIN{print $(up)-$T0}")s"
 }
-wait_alive() { # wait_alive NAME -> prints domid
-    d=$(xl domid "$1" 2>/dev/null); i=0
-    while [ -n "$d" ] && [ $i -lt 240 ]; do
-        xenstore-read /local/domain/$d/data/alive >/dev/null 2>&1 && break
-        sleep 1; i=$((i+1))
+# wait_alive NAME VCPUS EXTRA: sets D to NAME's domid once its /init has
+# written data/alive, and T to the seconds that took.  A guest not up within
+# 120 s has the end of its console shown, is destroyed and created once
+# more, and that is said (seen on Debian 13's 6.12 PV kernel under QEMU TCG:
+# vCPU 1 never came online and /init never ran).  A FAIL if it is not up
+# the second time either.
+wait_alive() {
+    for try in 1 2; do
+        D=$(xl domid "$1" 2>/dev/null); T0=$(up); T=; i=0
+        while [ -n "$D" ] && [ $i -lt 120 ]; do
+            if xenstore-read /local/domain/$D/data/alive >/dev/null 2>&1; then
+                T=$(awk "BEGIN{print $(up)-$T0}")
+                return 0
+            fi
+            sleep 1; i=$((i+1))
+        done
+        say "INFO $1 (domid $D) not up after $i s, try $try of 2; the end of its console:"
+        tail -n 30 /var/log/xen/console/guest-$1.log 2>/dev/null | tr -d '\r' | sed 's/^/XT: console: /'
+        xl vcpu-list "$1" 2>&1 | sed 's/^/XT: vcpu-list: /'
+        [ $try = 2 ] && break
+        xl destroy "$1"
+        create "$1" "$2" "$3"
     done
-    echo "$d"
+    say "FAIL up-$1 not up after two tries"
+    return 1
 }
 
 create busy2 2 busy
-D2=$(wait_alive busy2)
-say "domU busy2 = domid $D2 ($(xenstore-read /local/domain/$D2/data/alive 2>/dev/null))"
+wait_alive busy2 2 busy; D2=$D
+say "domU busy2 = domid $D2 ($(xenstore-read /local/domain/$D2/data/alive 2>/dev/null)), up in ${T}s"
 sleep 3   # let the busy loop settle
 
 if grep -qw xt_stock /proc/cmdline; then
@@ -81,7 +99,8 @@ fi
 xl destroy busy2; res destroy-busy2 $? "busy2 destroyed"
 create idle4 4 idle
 create idle8 8 idle
-D4=$(wait_alive idle4); D8=$(wait_alive idle8)
+wait_alive idle4 4 idle; D4=$D
+wait_alive idle8 8 idle; D8=$D
 say "domU idle4 = domid $D4, idle8 = domid $D8"
 xl list 2>&1 | sed 's/^/XT: xl list: /'
 for d in $D4 $D8; do
