@@ -179,7 +179,6 @@ xen_step() {
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "=== FAILED: $name: killed after $limit s"
     echo "=== FAILED: $name (exit $rc)"
     if [ -f "$log" ]; then
-        mkdir -p ci-artifacts
         cp "$log" "ci-artifacts/${name%% *}.log"
         echo "---------------- $log (kept in ci-artifacts/) ----------------"
         tr -d '\r' <"$log" | tail -n 3000

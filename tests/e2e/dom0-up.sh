@@ -1,7 +1,20 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by the /init of both QEMU dom0s (tests/e2e/xen/dom0-init.sh,
-# tests/e2e/xen-hv/dom0-init.sh), installed as /dom0-up.sh: bringing up a
-# minimal Xen control domain from busybox.  Uses the caller's say().
+# Sourced by the /init of every QEMU dom0 (tests/e2e/{xen,xen-hv,kmod,
+# lifecycle}/dom0-init.sh), installed as /dom0-up.sh: bringing up a
+# minimal Xen control domain from busybox, and the result lines every
+# harness prints.  Uses the caller's say(), which sets the lines' prefix.
+
+# up: seconds since boot; arg NAME: NAME=value on the kernel command line;
+# res NAME RC DETAIL...: a PASS or FAIL line, counted in PASSES and FAILS
+PASSES=0
+FAILS=0
+up() { cut -d' ' -f1 /proc/uptime; }
+res() { # res NAME RC DETAIL...
+    n=$1 rc=$2
+    shift 2
+    if [ "$rc" = 0 ]; then say "PASS $n $*"; PASSES=$((PASSES + 1)); else say "FAIL $n (rc=$rc) $*"; FAILS=$((FAILS + 1)); fi
+}
+arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 
 # dom0_mounts: the filesystems and run directories of Xen's daemons, and lo
 # for the agent's HTTP port

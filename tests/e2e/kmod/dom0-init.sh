@@ -7,15 +7,7 @@
 # cycles, a killed agent, a user-space provider beside it, and xl save +
 # xl restore; then the benchmark.  Result lines start with "XT: ".
 export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
-PASSES=0
-FAILS=0
-up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "XT: $*"; }
-res() { # res NAME RC DETAIL...
-    n=$1 rc=$2
-    shift 2
-    if [ "$rc" = 0 ]; then say "PASS $n $*"; PASSES=$((PASSES + 1)); else say "FAIL $n (rc=$rc) $*"; FAILS=$((FAILS + 1)); fi
-}
 finish() {
     say "SUMMARY kmod checks: $PASSES passed, $FAILS failed"
     echo "E2E-DONE at $(up)s"

@@ -16,16 +16,7 @@ export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
 NAME=domu
 CFG=/domu/lc.cfg
 SETS=/tmp/sets
-PASSES=0
-FAILS=0
-up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "LC: $*"; }
-res() { # res NAME RC DETAIL...
-    n=$1 rc=$2
-    shift 2
-    if [ "$rc" = 0 ]; then say "PASS $n $*"; PASSES=$((PASSES + 1)); else say "FAIL $n (rc=$rc) $*"; FAILS=$((FAILS + 1)); fi
-}
-arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 finish() {
     tail -n 30 /tmp/agent.log | sed 's/^/AGENT: /'
     for f in /var/log/xen/xl-$NAME*.log; do [ -s "$f" ] && tail -n 15 "$f" | sed "s|^|XL-LOG $(basename "$f"): |"; done

@@ -9,12 +9,7 @@
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
 
-up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "XT: $*"; }
-res() {
-    n=$1; rc=$2; shift 2
-    if [ "$rc" = 0 ]; then say "PASS $n $*"; else say "FAIL $n (rc=$rc) $*"; fi
-}
 . /dom0-up.sh
 dom0_mounts
 echo "XENTEST-BEGIN dom0 userspace up at $(up)s"

@@ -5,16 +5,7 @@
 # benchmarks, runs `xenstats agent` and checks its answers.  Every result
 # line starts with "XT: " (PASS/FAIL/BENCH); "E2E-DONE" ends the run.
 export PATH=/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin
-PASSES=0
-FAILS=0
-up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "XT: $*"; }
-res() { # res NAME RC DETAIL...
-    n=$1 rc=$2
-    shift 2
-    if [ "$rc" = 0 ]; then say "PASS $n $*"; PASSES=$((PASSES + 1)); else say "FAIL $n (rc=$rc) $*"; FAILS=$((FAILS + 1)); fi
-}
-arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 finish() {
     say "SUMMARY shell checks: $PASSES passed, $FAILS failed"
     echo "E2E-DONE at $(up)s"
