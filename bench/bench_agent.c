@@ -41,7 +41,7 @@
 #include <xenstats/pv.h>
 
 #include "export/export.h"
-#include "http_encoding.h"
+#include "agent/web/http_encoding.h"
 #include "util/util.h"
 
 #define SETS 3

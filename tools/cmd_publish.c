@@ -21,7 +21,7 @@
 #include <xenstats/pv.h>
 
 #include "guest/guest_stats.h"
-#include "tool.h"
+#include "cli/tool.h"
 #include "util/util.h"
 
 #define CMD "publish"

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../tools/top.h"
+#include "top/top.h"
 #include "export/export.h"
 
 #ifndef XENSTATS_TEST_FIGURE

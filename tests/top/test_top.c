@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../tools/top.h"
+#include "top/top.h"
 
 static char *read_fixture(const char *name, size_t *ret_len)
 {

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "top.h"
 #include "util/util.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "top.h"
 #include "top_direct.h"
 

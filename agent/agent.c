@@ -34,13 +34,13 @@
 #include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
-#include "collector.h"
+#include "collect/collector.h"
 #include "export/export.h"
-#include "http_auth.h"
-#include "http_encoding.h"
-#include "http_guard.h"
-#include "web_config.h"
-#include "tool.h"
+#include "web/http_auth.h"
+#include "web/http_encoding.h"
+#include "web/http_guard.h"
+#include "web/web_config.h"
+#include "cli/tool.h"
 #include "util/util.h"
 
 #define CMD "agent"
@@ -479,7 +479,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     return ret;
 }
 
-/* ---- admission (tools/http_guard.h) ---- */
+/* ---- admission (agent/web/http_guard.h) ---- */
 
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "top.h"
 #include "util/util.h"
 
