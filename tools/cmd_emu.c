@@ -177,7 +177,28 @@ static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, uint64
     return r;
 }
 
-static int run_emulator(int argc, char **argv)
+/* The settings of `emu run`, from the command line and --config. */
+struct run_options {
+    uint64_t pcpus, tick, dom0_vcpus, duration;
+    uint64_t memory, dom0_memory; /* KiB */
+    char dir[PATH_MAX - 64];
+    const char *config;
+    char **specs; /* --domain's (argv's), then --config's (strdup()ed) */
+    size_t nspecs, ncli;
+};
+
+static void free_run_options(struct run_options *o)
+{
+    size_t i;
+
+    for (i = o->ncli; i < o->nspecs; i++)
+        free(o->specs[i]);
+    free(o->specs);
+    o->specs = NULL;
+}
+
+/* -1 to go on, else the exit status (--help, a usage error). */
+static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
     static const struct option opts[] = {
         {"dir", required_argument, NULL, 'd'},        {"pcpus", required_argument, NULL, 'p'},
@@ -187,212 +208,250 @@ static int run_emulator(int argc, char **argv)
         {"memory", required_argument, NULL, 'm'},     {"dom0-memory", required_argument, NULL, 'Z'},
         {NULL, 0, NULL, 0},
     };
-    uint64_t pcpus = 2, tick = 10000000ULL, dom0_vcpus = 2, duration = 0;
-    uint64_t memory = 256ULL << 20, dom0_memory = 1ULL << 20; /* KiB */
-    char dir[PATH_MAX - 64], **specs = NULL, err[256];
-    const char *config = NULL;
-    struct emu_run run = {.tfd = -1, .sfd = -1, .lfd = -1};
-    size_t nspecs = 0, i;
-    struct emu_domain_spec spec;
-    struct itimerspec its;
-    sigset_t mask;
-    int c, r, status = 1;
+    int c;
 
-    if (emu_run_dir(dir, sizeof(dir)) < 0)
+    if (emu_run_dir(o->dir, sizeof(o->dir)) < 0)
         return fail(CMD, "run directory path too long");
     while ((c = getopt_long(argc, argv, "d:p:t:D:c:m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
-            if (strlen(optarg) >= sizeof(dir))
+            if (strlen(optarg) >= sizeof(o->dir))
                 return fail(CMD, "--dir: path too long");
-            strcpy(dir, optarg);
+            strcpy(o->dir, optarg);
             break;
         case 'p':
-            if (parse_u64(optarg, EMU_MAX_PCPUS, &pcpus) < 0 || !pcpus)
+            if (parse_u64(optarg, EMU_MAX_PCPUS, &o->pcpus) < 0 || !o->pcpus)
                 return fail(CMD, "--pcpus %s: expected 1..%d", optarg, EMU_MAX_PCPUS);
             break;
         case 't':
-            if (parse_duration_ns(optarg, &tick) < 0 || tick < 100000)
+            if (parse_duration_ns(optarg, &o->tick) < 0 || o->tick < 100000)
                 return fail(CMD, "--tick %s: expected a duration of at least 100us (e.g. 10ms)", optarg);
             break;
         case 'D': {
-            char **grown = realloc(specs, (nspecs + 1) * sizeof(char *));
+            char **grown = realloc(o->specs, (o->nspecs + 1) * sizeof(char *));
 
             if (!grown)
                 return fail(CMD, "out of memory");
-            specs = grown;
-            specs[nspecs++] = optarg;
+            o->specs = grown;
+            o->specs[o->nspecs++] = optarg;
+            o->ncli = o->nspecs;
             break;
         }
         case 'c':
-            config = optarg;
+            o->config = optarg;
             break;
         case 'z':
-            if (parse_u64(optarg, EMU_MAX_VCPUS, &dom0_vcpus) < 0 || !dom0_vcpus)
+            if (parse_u64(optarg, EMU_MAX_VCPUS, &o->dom0_vcpus) < 0 || !o->dom0_vcpus)
                 return fail(CMD, "--dom0-vcpus %s: expected 1..%d", optarg, EMU_MAX_VCPUS);
             break;
         case 'm':
-            if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &memory) < 0 || !memory)
+            if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &o->memory) < 0 || !o->memory)
                 return fail(CMD, "--memory %s: expected a size such as 64G (at most 1T)", optarg);
             break;
         case 'Z':
-            if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &dom0_memory) < 0 || !dom0_memory)
+            if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &o->dom0_memory) < 0 || !o->dom0_memory)
                 return fail(CMD, "--dom0-memory %s: expected a size such as 1G", optarg);
             break;
         case 'u':
-            if (parse_duration_ns(optarg, &duration) < 0)
+            if (parse_duration_ns(optarg, &o->duration) < 0)
                 return fail(CMD, "--duration %s: expected a duration such as 30s", optarg);
             break;
         case 'h':
             usage(stdout);
-            free(specs);
             return 0;
         default:
             usage(stderr);
-            free(specs);
             return 2;
         }
     }
-    if (optind < argc) {
-        free(specs);
+    if (optind < argc)
         return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
-    }
-    /* Command-line domains are not owned; config ones are strdup()ed. */
-    {
-        size_t ncli = nspecs;
-        char **cfg = NULL;
-        size_t ncfg = 0;
+    return -1;
+}
 
-        if (config && read_config(config, &pcpus, &tick, &memory, &cfg, &ncfg)) {
-            for (i = 0; i < ncfg; i++)
-                free(cfg[i]);
-            free(cfg);
-            free(specs);
-            return 1;
-        }
-        /* Validate every spec before touching the run directory. */
-        for (i = 0; i < ncli + ncfg; i++) {
-            const char *s = i < ncfg ? cfg[i] : specs[i - ncfg];
+/*
+ * --config's settings and domains (after the command line's), and every
+ * domain's spec checked before the run directory is touched.  -1 to go on,
+ * else the exit status after saying why.
+ */
+static int load_run_config(struct run_options *o)
+{
+    struct emu_domain_spec spec;
+    char **cfg = NULL, **all, err[256];
+    size_t ncfg = 0, i;
 
-            if (emu_domain_spec_parse(s, &spec, err, sizeof(err)) < 0) {
-                r = fail(CMD, "domain '%s': %s", s, err);
-                goto out_specs_cfg;
-            }
-        }
-
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
-
-        if (dom0_memory > memory) {
-            r = fail(CMD, "--dom0-memory exceeds the host's --memory");
-            goto out_specs_cfg;
-        }
-        r = emu_host_init(&run.host, dir, (uint32_t)pcpus, tick, memory);
-        if (r == -EADDRINUSE) {
-            r = fail(CMD, "an emulator is already running in %s", dir);
-            goto out_specs_cfg;
-        }
-        if (r < 0) {
-            r = fail(CMD, "cannot set up %s: %s", dir, strerror(-r));
-            goto out_specs_cfg;
-        }
-        run.loop = emu_loop_new();
-        if (!run.loop) {
-            r = fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-            emu_host_fini(&run.host);
-            goto out_specs_cfg;
-        }
-        run.host.loop = run.loop;
-        if ((r = emu_hyper_register(&run.host)) < 0) {
-            r = fail(CMD, "cannot set up grants and event channels: %s", strerror(-r));
-            goto out;
-        }
-        if ((r = emu_xenstore_register(&run.host)) < 0) {
-            r = fail(CMD, "cannot set up xenstore: %s", strerror(-r));
-            goto out;
-        }
-        memset(&spec, 0, sizeof(spec)); /* no devices: a backend domain has none of its own */
-        snprintf(spec.name, sizeof(spec.name), "Domain-0");
-        spec.nr_vcpus = (uint32_t)dom0_vcpus;
-        spec.nr_offline = 0;
-        spec.workload = EMU_WORKLOAD_IDLE;
-        spec.vcpu_stats = true;
-        spec.memory_kib = spec.maxmem_kib = dom0_memory;
-        spec.shared_kib = spec.outstanding_kib = 0;
-        r = emu_domain_create(&run.host, &spec);
-        for (i = 0; r >= 0 && i < ncli + ncfg; i++) {
-            const char *s = i < ncfg ? cfg[i] : specs[i - ncfg];
-
-            emu_domain_spec_parse(s, &spec, err, sizeof(err));
-            r = emu_domain_create(&run.host, &spec);
-            if (r == -EEXIST)
-                fail(CMD, "two domains are named '%s'", spec.name);
-        }
-        if (r < 0) {
-            if (r == -ENOMEM)
-                fail(CMD, "cannot create domain '%s': the host's --memory has %lluK free, it wants %lluK", spec.name,
-                     (unsigned long long)run.host.free_memory_kib, (unsigned long long)spec.memory_kib);
-            else if (r != -EEXIST)
-                fail(CMD, "cannot create domain '%s': %s", spec.name, strerror(-r));
-            r = 1;
-            goto out;
-        }
-
-        r = 1;
-        run.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        run.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (run.sfd < 0 || run.tfd < 0) {
-            fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-            goto out;
-        }
-        its.it_interval.tv_sec = (time_t)(tick / 1000000000ULL);
-        its.it_interval.tv_nsec = (long)(tick % 1000000000ULL);
-        its.it_value = its.it_interval;
-        if (timerfd_settime(run.tfd, 0, &its, NULL) < 0 || listen_control(&run) < 0 ||
-            emu_loop_add(run.loop, run.tfd, EPOLLIN, on_tick, &run) < 0 ||
-            emu_loop_add(run.loop, run.sfd, EPOLLIN, on_signal, &run) < 0) {
-            fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-            goto out;
-        }
-        if (duration)
-            run.stop_at = monotonic_ns() + duration;
-        r = emu_host_publish(&run.host);
-        if (r < 0) {
-            r = fail(CMD, "cannot write the pid file: %s", strerror(-r));
-            goto out;
-        }
-        fprintf(stderr, "%s %s: emulated Xen host running in %s (%u pCPUs, tick %.1f ms); Ctrl-C stops it\n",
-                PROG, CMD, dir, (unsigned int)pcpus, (double)tick / 1e6);
-        fflush(stderr);
-        status = emu_loop_run(run.loop);
-        if (status < 0)
-            status = fail(CMD, "event loop: %s", strerror(-status));
-out:
-        while (run.clients)
-            client_close(run.clients);
-        if (run.lfd >= 0) {
-            char path[PATH_MAX];
-
-            close(run.lfd);
-            if (snprintf(path, sizeof(path), "%s/%s", dir, EMU_CONTROL_SOCKET) < (int)sizeof(path))
-                unlink(path);
-        }
-        if (run.tfd >= 0)
-            close(run.tfd);
-        if (run.sfd >= 0)
-            close(run.sfd);
-        emu_host_fini(&run.host);
-        emu_loop_free(run.loop);
-        r = status;
-out_specs_cfg:
+    if (o->config && read_config(o->config, &o->pcpus, &o->tick, &o->memory, &cfg, &ncfg)) {
         for (i = 0; i < ncfg; i++)
             free(cfg[i]);
         free(cfg);
-        free(specs);
+        return 1;
+    }
+    /* the config's domains first, as they always came */
+    all = ncfg ? malloc((ncfg + o->nspecs) * sizeof(char *)) : NULL;
+    if (ncfg && !all) {
+        for (i = 0; i < ncfg; i++)
+            free(cfg[i]);
+        free(cfg);
+        return fail(CMD, "out of memory");
+    }
+    if (ncfg) {
+        memcpy(all, o->specs, o->nspecs * sizeof(char *));
+        memcpy(all + o->nspecs, cfg, ncfg * sizeof(char *));
+        free(cfg);
+        free(o->specs);
+        o->specs = all;
+        o->nspecs += ncfg;
+    }
+    for (i = 0; i < o->nspecs; i++) {
+        const char *s = o->specs[i < ncfg ? o->ncli + i : i - ncfg];
+
+        if (emu_domain_spec_parse(s, &spec, err, sizeof(err)) < 0)
+            return fail(CMD, "domain '%s': %s", s, err);
+    }
+    if (o->dom0_memory > o->memory)
+        return fail(CMD, "--dom0-memory exceeds the host's --memory");
+    return -1;
+}
+
+/* Domain-0, then each domain of the options, --config's first. */
+static int create_domains(struct emu_run *run, const struct run_options *o)
+{
+    struct emu_domain_spec spec;
+    size_t ncfg = o->nspecs - o->ncli, i;
+    char err[256];
+    int r;
+
+    memset(&spec, 0, sizeof(spec)); /* no devices: a backend domain has none of its own */
+    snprintf(spec.name, sizeof(spec.name), "Domain-0");
+    spec.nr_vcpus = (uint32_t)o->dom0_vcpus;
+    spec.nr_offline = 0;
+    spec.workload = EMU_WORKLOAD_IDLE;
+    spec.vcpu_stats = true;
+    spec.memory_kib = spec.maxmem_kib = o->dom0_memory;
+    spec.shared_kib = spec.outstanding_kib = 0;
+    r = emu_domain_create(&run->host, &spec);
+    for (i = 0; r >= 0 && i < o->nspecs; i++) {
+        const char *s = o->specs[i < ncfg ? o->ncli + i : i - ncfg];
+
+        emu_domain_spec_parse(s, &spec, err, sizeof(err));
+        r = emu_domain_create(&run->host, &spec);
+        if (r == -EEXIST)
+            fail(CMD, "two domains are named '%s'", spec.name);
+    }
+    if (r >= 0)
+        return 0;
+    if (r == -ENOMEM)
+        fail(CMD, "cannot create domain '%s': the host's --memory has %lluK free, it wants %lluK", spec.name,
+             (unsigned long long)run->host.free_memory_kib, (unsigned long long)spec.memory_kib);
+    else if (r != -EEXIST)
+        fail(CMD, "cannot create domain '%s': %s", spec.name, strerror(-r));
+    return 1;
+}
+
+/* The host in o->dir with its event loop, grants, event channels and xenstore; 0 or the exit status. */
+static int open_host(struct emu_run *run, const struct run_options *o)
+{
+    int r = emu_host_init(&run->host, o->dir, (uint32_t)o->pcpus, o->tick, o->memory);
+
+    if (r == -EADDRINUSE)
+        return fail(CMD, "an emulator is already running in %s", o->dir);
+    if (r < 0)
+        return fail(CMD, "cannot set up %s: %s", o->dir, strerror(-r));
+    run->loop = emu_loop_new();
+    if (!run->loop) {
+        r = fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+        emu_host_fini(&run->host);
         return r;
     }
+    run->host.loop = run->loop;
+    if ((r = emu_hyper_register(&run->host)) < 0)
+        return fail(CMD, "cannot set up grants and event channels: %s", strerror(-r));
+    if ((r = emu_xenstore_register(&run->host)) < 0)
+        return fail(CMD, "cannot set up xenstore: %s", strerror(-r));
+    return 0;
+}
+
+/* The scheduler's timerfd, the signalfd of `mask` and the control socket, in the loop. */
+static int start_loop(struct emu_run *run, const struct run_options *o, const sigset_t *mask)
+{
+    struct itimerspec its;
+
+    run->sfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    run->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (run->sfd < 0 || run->tfd < 0)
+        return fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+    its.it_interval.tv_sec = (time_t)(o->tick / 1000000000ULL);
+    its.it_interval.tv_nsec = (long)(o->tick % 1000000000ULL);
+    its.it_value = its.it_interval;
+    if (timerfd_settime(run->tfd, 0, &its, NULL) < 0 || listen_control(run) < 0 ||
+        emu_loop_add(run->loop, run->tfd, EPOLLIN, on_tick, run) < 0 ||
+        emu_loop_add(run->loop, run->sfd, EPOLLIN, on_signal, run) < 0)
+        return fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+    if (o->duration)
+        run->stop_at = monotonic_ns() + o->duration;
+    return 0;
+}
+
+/* Everything open_host() and start_loop() set up, the control socket's file too. */
+static void close_run(struct emu_run *run, const char *dir)
+{
+    while (run->clients)
+        client_close(run->clients);
+    if (run->lfd >= 0) {
+        char path[PATH_MAX];
+
+        close(run->lfd);
+        if (snprintf(path, sizeof(path), "%s/%s", dir, EMU_CONTROL_SOCKET) < (int)sizeof(path))
+            unlink(path);
+    }
+    if (run->tfd >= 0)
+        close(run->tfd);
+    if (run->sfd >= 0)
+        close(run->sfd);
+    emu_host_fini(&run->host);
+    emu_loop_free(run->loop);
+}
+
+static int run_emulator(int argc, char **argv)
+{
+    struct run_options o = {.pcpus = 2, .tick = 10000000ULL, .dom0_vcpus = 2, .memory = 256ULL << 20,
+                            .dom0_memory = 1ULL << 20};
+    struct emu_run run = {.tfd = -1, .sfd = -1, .lfd = -1};
+    sigset_t mask;
+    int r;
+
+    r = parse_run_options(argc, argv, &o);
+    if (r < 0)
+        r = load_run_config(&o);
+    if (r >= 0) {
+        free_run_options(&o);
+        return r;
+    }
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    r = open_host(&run, &o);
+    if (r && !run.loop) {
+        free_run_options(&o);
+        return r; /* nothing to close: open_host() undid what it did */
+    }
+    if (!r && !(r = create_domains(&run, &o)) && !(r = start_loop(&run, &o, &mask))) {
+        r = emu_host_publish(&run.host);
+        if (r < 0) {
+            r = fail(CMD, "cannot write the pid file: %s", strerror(-r));
+        } else {
+            fprintf(stderr, "%s %s: emulated Xen host running in %s (%u pCPUs, tick %.1f ms); Ctrl-C stops it\n",
+                    PROG, CMD, o.dir, (unsigned int)o.pcpus, (double)o.tick / 1e6);
+            fflush(stderr);
+            r = emu_loop_run(run.loop);
+            if (r < 0)
+                r = fail(CMD, "event loop: %s", strerror(-r));
+        }
+    }
+    close_run(&run, o.dir);
+    free_run_options(&o);
+    return r;
 }
 
 /* ---- client commands ------------------------------------------------- */
