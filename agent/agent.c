@@ -34,14 +34,14 @@
 #include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
+#include "cli/tool.h"
 #include "collect/collector.h"
 #include "export/export.h"
+#include "util/util.h"
 #include "web/http_auth.h"
 #include "web/http_encoding.h"
 #include "web/http_guard.h"
 #include "web/web_config.h"
-#include "cli/tool.h"
-#include "util/util.h"
 
 #define CMD "agent"
 #define DEFAULT_PORT 9740

@@ -23,14 +23,14 @@
 
 #include <xenstats/vcpu.h>
 
+#include "cli/tool.h"
+#include "emu/control.h"
 #include "emu/emu.h"
 #include "emu/hyper/hyper.h"
 #include "emu/loop.h"
 #include "emu/proto/run_dir.h"
 #include "emu/xenstore/xenstore.h"
 #include "emu/xenstore/xs_wire.h"
-#include "emu/control.h"
-#include "cli/tool.h"
 #include "util/util.h"
 #include "vcpu/vcpu_fallback.h"
 

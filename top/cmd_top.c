@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
-#include "top.h"
+#include "top/format.h"
+#include "top/snapshot.h"
+#include "top/sort.h"
+#include "top/source.h"
+#include "top/ui.h"
 #include "util/util.h"
 
 #define CMD "top"

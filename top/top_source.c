@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "cli/tool.h"
-#include "top.h"
+#include "top/http.h"
+#include "top/source.h"
 #include "top_direct.h"
 
 /* The agent answers from memory; anything slower than this is wedged. */

@@ -14,7 +14,10 @@
 #include <time.h>
 
 #include "cli/tool.h"
-#include "top.h"
+#include "top/format.h"
+#include "top/sort.h"
+#include "top/source.h"
+#include "top/ui.h"
 #include "util/util.h"
 
 #define KEY_ESCAPE 27

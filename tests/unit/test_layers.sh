@@ -51,7 +51,7 @@ plant lib/emu/emu_host.c '#include "platform/platform.h"' "the emulator includes
 plant lib/emu/hyper/hyper.c '#  include "platform/emu_backend.h"' "the emulator includes the emu backend's header (spaced #  include)"
 plant lib/emu/proto/run_dir.h '#include "emu/emu.h"' "the protocol includes the emulator above it"
 plant lib/pv/provider.c '#include "../../cli/tool.h"' "the library includes cli/"
-plant lib/collect/collector.c '#include "top/top.h"' "the library includes an application"
+plant lib/collect/collector.c '#include "top/snapshot.h"' "the library includes an application"
 plant cli/tool.c '#include "agent/web/http_guard.h"' "cli/ includes an application"
 plant top/top_direct.c '#include "agent/web/http_guard.h"' "one application includes another"
 plant agent/web/http_guard.c '#include "emu/emu.h"' "an application includes the emulator"
