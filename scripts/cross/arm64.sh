@@ -35,7 +35,7 @@ die() { log "$*"; exit 1; }
 
 # The build dependencies of debian/control, for arm64
 SYSROOT_SEEDS="libc6-dev linux-libc-dev libxen-dev libjson-c-dev libmicrohttpd-dev libncurses-dev
-libgnutls28-dev libyaml-dev libcrypt-dev zlib1g-dev libcmocka-dev"
+libgnutls28-dev libyaml-dev libcrypt-dev zlib1g-dev libcmocka-dev systemd bash-completion"
 # What the end-to-end test's dom0 and domU run (the kernel and the
 # hypervisor are resolved from their metapackages)
 GUEST_SEEDS="xen-utils-common xenstore-utils busybox-static ethtool libgcc-s1 libc6"
@@ -101,7 +101,7 @@ closure() {
             case $p in debconf | debconf-2.0 | perl* | python3* | dpkg | install-info | sensible-utils | \
                 ucf | udev | kmod | initramfs-tools* | linux-base | lsb-base | init-system-helpers | \
                 iproute2 | bridge-utils | xen-hypervisor-common | mawk | procps | libc-dev-bin | \
-                rpcsvc-proto | libc-devtools | libtirpc-common) continue ;;
+                rpcsvc-proto | libc-devtools | libtirpc-common | mount | adduser | systemd-sysv) continue ;;
             esac
             [ -n "${seen[$p]:-}" ] || next+=("$p")
         done
@@ -157,11 +157,42 @@ unpack() {
     find "$tree" -type l -lname '/*' -print0 | while IFS= read -r -d '' l; do
         ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" "$tree$(readlink "$l")")" "$l"
     done
+    dpkg_db "$tree" "$list"
     echo "$list" >"$tree/.packages"
+}
+
+# dpkg_db TREE LIST: a dpkg database of the unpacked packages in
+# TREE/var/lib/dpkg, whose file lists name the files where they are (under
+# TREE): dpkg-shlibdeps --admindir and dpkg-query --admindir then find
+# which package ships a library of the sysroot, and its shlibs and
+# symbols files, as they would on an arm64 machine (scripts/deb.sh)
+dpkg_db() {
+    local tree=$1 db=$1/var/lib/dpkg p v deb name ctl
+    rm -rf "$db"
+    mkdir -p "$db/info" "$db/updates"
+    echo 1 >"$db/info/format"
+    : >"$db/status"
+    ctl=$(mktemp -d)
+    while IFS='=' read -r p v; do
+        deb=$(deb_of "$p" "$v")
+        dpkg-deb -f "$deb" | awk '{print} /^Package:/ {print "Status: install ok installed"}' >>"$db/status"
+        echo >>"$db/status"
+        name=$p
+        [ "$(dpkg-deb -f "$deb" Multi-Arch)" != same ] || name=$p:arm64
+        dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -e 's|^\./|/|' -e 's|/$||' -e '/^$/d' |
+            sed "s|^|$tree|" >"$db/info/$name.list"
+        rm -rf "${ctl:?}"/*
+        dpkg-deb -e "$deb" "$ctl"
+        for f in shlibs symbols; do
+            [ ! -f "$ctl/$f" ] || cp "$ctl/$f" "$db/info/$name.$f"
+        done
+    done <<<"$2"
+    rm -rf "$ctl"
 }
 
 sysroot() {
     apt_setup
+    # shellcheck disable=SC2086  # a word list
     unpack "$CACHE/sysroot" $SYSROOT_SEEDS
     echo "$CACHE/sysroot"
 }
