@@ -120,12 +120,18 @@ deb_of() { ls "$CACHE/debs/${1}_${2/:/%3a}_"*.deb 2>/dev/null | head -1; }
 unpack() {
     local tree=$1 list need=() p v
     shift
+    # the same seeds, and no newer lists since the tree was made: as it is
+    if [ "$(cat "$tree/.seeds" 2>/dev/null)" = "$*" ] && [ "$tree/.packages" -nt "$APT/lists/.stamp" ]; then
+        return 0
+    fi
     list=$(closure "$@")
     [ -n "$list" ] || die "nothing resolved for: $*"
     for p in "$@"; do
         grep -q "^$p=" <<<"$list" || die "$p: not in $SUITE for arm64 (virtual package?)"
     done
     if [ -f "$tree/.packages" ] && [ "$(cat "$tree/.packages")" = "$list" ]; then
+        echo "$*" >"$tree/.seeds"
+        touch "$tree/.packages"
         return 0
     fi
     while IFS='=' read -r p v; do
@@ -158,6 +164,7 @@ unpack() {
         ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" "$tree$(readlink "$l")")" "$l"
     done
     dpkg_db "$tree" "$list"
+    echo "$*" >"$tree/.seeds"
     echo "$list" >"$tree/.packages"
 }
 
