@@ -17,6 +17,10 @@
 #                                      linux-image-arm64, busybox-static,
 #                                      ethtool and their libraries; prints
 #                                      the tree's path
+#   scripts/cross/arm64.sh kernel-headers
+#                                      Debian's arm64 linux-headers of the
+#                                      guest's kernel, for kmod/; prints
+#                                      the build directory
 #   scripts/cross/arm64.sh build DIR [MESON OPTIONS...]
 #                                      meson setup (once) and ninja in DIR
 # Everything is kept in $XENSTATS_CACHE/arm64-bookworm (default
@@ -257,8 +261,38 @@ guest() {
     echo "$CACHE/guest"
 }
 
+# Debian's arm64 kernel headers for the guest's kernel, for building kmod/
+# on this machine: its arm64 linux-headers packages, with the kernel's
+# build programs (fixdep, modpost, ...) of this machine's linux-kbuild of
+# the same version in place of the arm64 ones they link to
+kernel_headers() {
+    local kver kbuild tree=$CACHE/kheaders
+    apt_setup
+    kver=$(acache depends linux-image-arm64 | awk '/Depends: linux-image-[0-9]/ {sub(/^linux-image-/, "", $2); print $2; exit}')
+    [ -n "$kver" ] || die "no linux-image-arm64 in $SUITE"
+    kbuild=linux-kbuild-$(echo "$kver" | cut -d. -f1,2)
+    dpkg-query -W -f='${Status}' "$kbuild" 2>/dev/null | grep -q "install ok installed" ||
+        apt-get -o DPkg::Lock::Timeout=600 -y -q install --no-install-recommends "$kbuild" >/dev/null
+    if [ ! -f "$tree/.kver" ] || [ "$(cat "$tree/.kver")" != "$kver" ]; then
+        rm -rf "$tree" "$CACHE/kdebs"
+        mkdir -p "$tree" "$CACHE/kdebs"
+        chmod 777 "$CACHE/kdebs"
+        (cd "$CACHE/kdebs" && apt-get "${APT_OPTS[@]}" -q download "linux-headers-$kver" \
+            "linux-headers-${kver%-arm64}-common") >"$CACHE/download.log" 2>&1 ||
+            { tail -20 "$CACHE/download.log" >&2; die "apt-get download of the headers failed"; }
+        for d in "$CACHE"/kdebs/*.deb; do dpkg-deb -x "$d" "$tree"; done
+        rm -rf "$CACHE/kdebs"
+        sed -i "s|/usr/src/|$tree/usr/src/|" "$tree/usr/src/linux-headers-$kver/Makefile"
+        echo "$kver" >"$tree/.kver"
+    fi
+    mkdir -p "$tree/usr/lib"
+    ln -sfn "/usr/lib/$kbuild" "$tree/usr/lib/$kbuild"
+    echo "$tree/usr/src/linux-headers-$kver"
+}
+
 case ${1:-} in
 sysroot) sysroot ;;
+kernel-headers) kernel_headers ;;
 cross-file) cross_file ;;
 guest) guest ;;
 build)
@@ -271,6 +305,6 @@ build)
     fi
     nice -n "${NICE:-10}" ninja -C "$dir" -j "${JOBS:-2}" >&2
     ;;
--h | --help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//' ;;
-*) die "usage: $0 sysroot|cross-file|guest|build DIR [MESON OPTIONS...] (--help)" ;;
+-h | --help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//' ;;
+*) die "usage: $0 sysroot|cross-file|guest|kernel-headers|build DIR [MESON OPTIONS...] (--help)" ;;
 esac
