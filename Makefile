@@ -45,6 +45,7 @@ e2e-lifecycle: xen-hypervisor
 # The in-kernel PV stats provider (kmod/, docs/kernel-provider.md) and its
 # example, against Debian's headers for the e2e domU's kernel (installed
 # through apt when missing).  kmod-check: W=1 and sparse, no warning.
+# KMOD_ARCH=arm64: against Debian's arm64 headers, cross-compiled.
 kmod:
 	scripts/kmod-build.sh all
 
