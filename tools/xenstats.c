@@ -27,8 +27,10 @@
 
 /* What this executable runs itself: every command but the applications', or one application's. */
 #if defined(XENSTATS_APP_AGENT) || defined(XENSTATS_APP_TOP)
+#define APPLICATION 1
 #define MAIN_COMMAND(fn) NULL
 #else
+#define APPLICATION 0
 #define MAIN_COMMAND(fn) fn
 #endif
 #ifdef XENSTATS_APP_AGENT
@@ -56,7 +58,7 @@ static const struct {
     {"emu", MAIN_COMMAND(cmd_emu), NULL, "run or control an emulated Xen host"},
 };
 
-#if !defined(XENSTATS_APP_AGENT) && !defined(XENSTATS_APP_TOP)
+#if !APPLICATION
 /*
  * Run an application's executable with our command line: the one beside
  * this executable (a build tree), else the installed one.  Returns only on
@@ -111,7 +113,7 @@ int main(int argc, char **argv)
     size_t i;
     int c;
 
-#if defined(XENSTATS_APP_AGENT) || defined(XENSTATS_APP_TOP)
+#if APPLICATION
     prctl(PR_SET_NAME, PROG, 0, 0, 0); /* the process xenstats executed keeps its name */
 #endif
     /* '+': stop at the command name; its options are its own. */
@@ -153,7 +155,7 @@ int main(int argc, char **argv)
             int first = optind;
 
             if (!commands[i].run) {
-#if defined(XENSTATS_APP_AGENT) || defined(XENSTATS_APP_TOP)
+#if APPLICATION
                 return fail(NULL, "%s: run it as '%s %s'", commands[i].name, PROG, commands[i].name);
 #else
                 return run_application(commands[i].name, commands[i].executable, argv);
