@@ -38,7 +38,7 @@ XE_FLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOUR
 if [ "$XEN_ARCH" = arm64 ]; then
     [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --cross-file "$("$ROOT/scripts/cross/arm64.sh" cross-file)" \
         --buildtype=debugoptimized -Dwerror=true >/dev/null
-    ninja -C "$MB" xenstats tests/pvstats/pv_test_provider tests/pvstats/pv_hostile libxenstats-internal.a >/dev/null
+    ninja -C "$MB" xenstats xenstats-agent xenstats-top tests/pvstats/pv_test_provider tests/pvstats/pv_hostile libxenstats-internal.a >/dev/null
     SR=$E2E_DIR/sysroot
     MA=aarch64-linux-gnu
     # the cross file's flags: the sysroot's C library and pkg-config files
@@ -51,7 +51,7 @@ if [ "$XEN_ARCH" = arm64 ]; then
             pkg-config --libs $XE_LIBS) -lpthread -lm
 elif [ "$XEN_VERSION" = 4.17 ]; then
     [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
-    ninja -C "$MB" xenstats tests/pvstats/pv_test_provider tests/pvstats/pv_hostile libxenstats-internal.a >/dev/null
+    ninja -C "$MB" xenstats xenstats-agent xenstats-top tests/pvstats/pv_test_provider tests/pvstats/pv_hostile libxenstats-internal.a >/dev/null
     # shellcheck disable=SC2046,SC2086
     cc $XE_FLAGS -I"$ROOT/include" -I"$ROOT/lib" \
         -o "$MB/xen_e2e" "$HERE/xen_e2e.c" "$MB/libxenstats-internal.a" \
@@ -93,21 +93,36 @@ else
 fi
 cp "$PKGROOT/boot/vmlinuz-$KVER" "$IMG/vmlinuz"
 
+# xs_bin ROOT SRC DEST: one of xenstats' own binaries, with the package's
+# library when it comes from the packages
+xs_bin() {
+    if [ -z "$XS_LIB" ]; then
+        initramfs_bin "$@"
+    elif [ "$XEN_ARCH" = arm64 ]; then
+        PKGROOT=$DEBROOT initramfs_bin "$@"
+    else
+        LD_LIBRARY_PATH=$(dirname "$XS_LIB") initramfs_bin "$@"
+    fi
+}
+
 test_programs() {
-    local root=$1
+    local root=$1 app
     if [ -n "$XS_LIB" ]; then
         # the package's library where Debian puts it, so ldd and the
         # guest's loader find it
         mkdir -p "$root/usr/lib/$INITRAMFS_MA"
         cp -L "$XS_LIB" "$root/usr/lib/$INITRAMFS_MA/libxenstats.so.0"
-        if [ "$XEN_ARCH" = arm64 ]; then
-            PKGROOT=$DEBROOT initramfs_bin "$root" "$XS_BIN" /usr/bin/xenstats
-        else
-            LD_LIBRARY_PATH=$(dirname "$XS_LIB") initramfs_bin "$root" "$XS_BIN" /usr/bin/xenstats
-        fi
-    else
-        initramfs_bin "$root" "$XS_BIN" /usr/bin/xenstats
     fi
+    xs_bin "$root" "$XS_BIN" /usr/bin/xenstats
+    # `xenstats agent` and `top` run executables of their own: the build's
+    # beside xenstats, the package's where it installs them
+    for app in xenstats-agent xenstats-top; do
+        if [ -n "$XS_LIB" ]; then
+            xs_bin "$root" "$DEBROOT/usr/libexec/xenstats/$app" "/usr/libexec/xenstats/$app"
+        else
+            xs_bin "$root" "$MB/$app" "/usr/bin/$app"
+        fi
+    done
     initramfs_bin "$root" "$MB/tests/pvstats/pv_test_provider" /usr/bin/pv_test_provider
     initramfs_bin "$root" "$MB/tests/pvstats/pv_hostile" /usr/bin/pv_hostile
     initramfs_bin "$root" "$MB/xen_e2e" /usr/bin/xen_e2e
