@@ -129,5 +129,67 @@ while IFS= read -r line; do
     fi
 done < <(grep -H -n -E '^[[:space:]]*#[[:space:]]*include' "${sources[@]}")
 
+# ---- inside the PV monitor (lib/pv/monitor*): layers of files --------------
+# monitor.c on top; discovery and sampling below it, beside each other; the
+# set's state machine (monitor_state.*) at the bottom (monitor_state.h).  A
+# file includes the monitor headers of its own part and the parts below
+# only, and calls no function that a part it may not use defines: sampling
+# never calls discovery, and the state machine calls neither.
+monitor_part() {
+    case $1 in
+    lib/pv/monitor_state.[ch]) part=state ;;
+    lib/pv/monitor_discovery.[ch]) part=discovery ;;
+    lib/pv/monitor_sample.[ch]) part=sample ;;
+    lib/pv/monitor.[ch]) part=top ;;
+    *) part="" ;;
+    esac
+}
+monitor_uses() {
+    case $1 in
+    top) uses="top discovery sample state" ;;
+    discovery) uses="discovery state" ;;
+    sample) uses="sample state" ;;
+    state) uses="state" ;;
+    esac
+    uses=" $uses "
+}
+mapfile -t monitor_files < <(printf '%s\n' "${sources[@]}" | grep -E '^lib/pv/monitor[^/]*\.[ch]$')
+declare -A defined_by=() # function name -> part defining it (non-static)
+for file in "${monitor_files[@]}"; do
+    [[ $file == *.c ]] || continue
+    monitor_part "$file"
+    [ -n "$part" ] || continue
+    while IFS= read -r fn; do
+        defined_by[$fn]=$part
+    done < <(grep -v -E '^static|;[[:space:]]*$' "$file" |
+        sed -n -E 's/^([a-z][^(;=]*[ *])?([a-z_][a-z0-9_]*)\(.*/\2/p')
+done
+[ ${#defined_by[@]} -gt 0 ] || violation "lib/pv/monitor*.c: no function found in the monitor's parts (monitor_part)"
+for file in "${monitor_files[@]}"; do
+    monitor_part "$file"
+    from=$part
+    [ -n "$from" ] || continue
+    monitor_uses "$from"
+    while IFS= read -r line; do
+        [[ $line =~ $include_re ]] || continue
+        resolve "$file" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"
+        monitor_part "$target"
+        if [ -n "$part" ] && [[ $uses != *" $part "* ]]; then
+            violation "$file:${BASH_REMATCH[2]}: includes $target: the monitor's $from part may use only${uses% }"
+        fi
+    done < <(grep -H -n -E '^[[:space:]]*#[[:space:]]*include' "$file")
+    for fn in "${!defined_by[@]}"; do
+        part=${defined_by[$fn]}
+        [[ $uses != *" $part "* ]] || continue
+        while IFS=: read -r lineno code; do
+            # (a name in a comment is no call)
+            code=${code%%/\**}
+            code=${code%%//*}
+            [[ ! $code =~ ^[[:space:]]*\* && $code =~ (^|[^a-zA-Z0-9_])$fn[[:space:]]*\( ]] || continue
+            violation "$file:$lineno: calls $fn (the $part part): the monitor's $from part may use only${uses% }"
+        done < <(grep -n -E "(^|[^a-zA-Z0-9_])$fn[[:space:]]*\(" "$file")
+    done
+done
+
 [ $bad -eq 0 ] && echo "check-layers: ${#sources[@]} files, every include goes downward"
 exit $bad
