@@ -135,61 +135,60 @@ done < <(grep -H -n -E '^[[:space:]]*#[[:space:]]*include' "${sources[@]}")
 # file includes the monitor headers of its own part and the parts below
 # only, and calls no function that a part it may not use defines: sampling
 # never calls discovery, and the state machine calls neither.
-monitor_part() {
-    case $1 in
-    lib/pv/monitor_state.[ch]) part=state ;;
-    lib/pv/monitor_discovery.[ch]) part=discovery ;;
-    lib/pv/monitor_sample.[ch]) part=sample ;;
-    lib/pv/monitor.[ch]) part=top ;;
-    *) part="" ;;
-    esac
-}
-monitor_uses() {
-    case $1 in
-    top) uses="top discovery sample state" ;;
-    discovery) uses="discovery state" ;;
-    sample) uses="sample state" ;;
-    state) uses="state" ;;
-    esac
-    uses=" $uses "
-}
 mapfile -t monitor_files < <(printf '%s\n' "${sources[@]}" | grep -E '^lib/pv/monitor[^/]*\.[ch]$')
-declare -A defined_by=() # function name -> part defining it (non-static)
-for file in "${monitor_files[@]}"; do
-    [[ $file == *.c ]] || continue
-    monitor_part "$file"
-    [ -n "$part" ] || continue
-    while IFS= read -r fn; do
-        defined_by[$fn]=$part
-    done < <(grep -v -E '^static|;[[:space:]]*$' "$file" |
-        sed -n -E 's/^([a-z][^(;=]*[ *])?([a-z_][a-z0-9_]*)\(.*/\2/p')
-done
-[ ${#defined_by[@]} -gt 0 ] || violation "lib/pv/monitor*.c: no function found in the monitor's parts (monitor_part)"
-for file in "${monitor_files[@]}"; do
-    monitor_part "$file"
-    from=$part
-    [ -n "$from" ] || continue
-    monitor_uses "$from"
-    while IFS= read -r line; do
-        [[ $line =~ $include_re ]] || continue
-        resolve "$file" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"
-        monitor_part "$target"
-        if [ -n "$part" ] && [[ $uses != *" $part "* ]]; then
-            violation "$file:${BASH_REMATCH[2]}: includes $target: the monitor's $from part may use only${uses% }"
-        fi
-    done < <(grep -H -n -E '^[[:space:]]*#[[:space:]]*include' "$file")
-    for fn in "${!defined_by[@]}"; do
-        part=${defined_by[$fn]}
-        [[ $uses != *" $part "* ]] || continue
-        while IFS=: read -r lineno code; do
-            # (a name in a comment is no call)
-            code=${code%%/\**}
-            code=${code%%//*}
-            [[ ! $code =~ ^[[:space:]]*\* && $code =~ (^|[^a-zA-Z0-9_])$fn[[:space:]]*\( ]] || continue
-            violation "$file:$lineno: calls $fn (the $part part): the monitor's $from part may use only${uses% }"
-        done < <(grep -n -E "(^|[^a-zA-Z0-9_])$fn[[:space:]]*\(" "$file")
-    done
-done
+while IFS= read -r line; do
+    violation "$line"
+done < <(awk '
+function part_of(f) {
+    if (f ~ /^lib\/pv\/monitor_state\.[ch]$/) return "state"
+    if (f ~ /^lib\/pv\/monitor_discovery\.[ch]$/) return "discovery"
+    if (f ~ /^lib\/pv\/monitor_sample\.[ch]$/) return "sample"
+    if (f ~ /^lib\/pv\/monitor\.[ch]$/) return "top"
+    return ""
+}
+function uses(p) {
+    return p == "top" ? "top discovery sample state" : p == "state" ? "state" : p " state"
+}
+function may_use(p, q) { return (" " uses(p) " ") ~ (" " q " ") }
+# first pass: the functions each part defines (not static)
+pass == 1 && FILENAME ~ /\.c$/ && /^[a-z]/ && !/^static/ && !/;[ \t]*$/ && index($0, "(") {
+    name = substr($0, 1, index($0, "(") - 1)
+    if (name ~ /[;=]/ || part_of(FILENAME) == "") next
+    sub(/.*[ *]/, "", name)
+    if (name ~ /^[a-z_][a-z0-9_]*$/) { defined[name] = part_of(FILENAME); n++ }
+}
+# second pass: the includes and calls of each file
+pass == 2 {
+    from = part_of(FILENAME)
+    if (from == "") next
+    if (match($0, /^[ \t]*#[ \t]*include[ \t]*["<][^">]+/)) {
+        target = substr($0, RSTART, RLENGTH)
+        sub(/.*["<]/, "", target)
+        if (target ~ /^(pv\/)?monitor[^\/]*\.[ch]$/) {
+            sub(/^pv\//, "", target)
+            to = part_of("lib/pv/" target)
+            if (to != "" && !may_use(from, to))
+                printf "%s:%d: includes lib/pv/%s: the %s part of the monitor may use only %s\n",
+                    FILENAME, FNR, target, from, uses(from)
+        }
+        next
+    }
+    line = $0
+    # (a name in a comment is no call)
+    sub(/\/\*.*/, "", line)
+    sub(/\/\/.*/, "", line)
+    if (line ~ /^[ \t]*\*/) next
+    while (match(line, /[A-Za-z_][A-Za-z0-9_]*[ \t]*\(/)) {
+        fn = substr(line, RSTART, RLENGTH)
+        sub(/[ \t]*\($/, "", fn)
+        line = substr(line, RSTART + RLENGTH)
+        if ((fn in defined) && !may_use(from, defined[fn]))
+            printf "%s:%d: calls %s (the %s part): the %s part of the monitor may use only %s\n",
+                FILENAME, FNR, fn, defined[fn], from, uses(from)
+    }
+}
+END { if (!n) print "lib/pv/monitor*.c: no function found in the parts of the monitor (part_of)" }
+' pass=1 "${monitor_files[@]}" pass=2 "${monitor_files[@]}")
 
 [ $bad -eq 0 ] && echo "check-layers: ${#sources[@]} files, every include goes downward"
 exit $bad
