@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <xenstats/pv.h>
+#include <xenstats/pv_monitor.h>
 
 #include "platform/platform.h"
 #include "pv/parse.h"
