@@ -14,6 +14,13 @@
 
 #include "pv/monitor_discovery.h"
 
+#define MAX_PROVIDERS 64  /* per domain */
+#define MAX_SETS 64       /* per provider */
+#define RESCAN_GAP_NS (50 * MS) /* a busy guest is rescanned at most 20 times a second */
+/* The read budget (docs/pv-stats.md "Budgets"). */
+#define READS_BURST_S 4    /* a burst of 4 s' worth of reads, e.g. a provider starting */
+#define READS_PER_SCAN 128 /* a scan stops here and goes on after the gap */
+
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
     const uint8_t *p = data;

@@ -10,7 +10,14 @@
 
 #include "pv/monitor_state.h"
 
-/* ---- the set's state machine ---------------------------------------------- */
+/* Budgets (docs/pv-stats.md "Budgets"): what one domain may cost. */
+#define THROTTLED_GAP_MAX_NS (2000 * MS) /* a throttled domain is rescanned at least this often */
+#define THROTTLE_MEMORY_NS (10000 * MS)  /* marked throttled this long after exceeding a budget */
+#define LOG_BURST 32                     /* log lines, beyond the sustained rate */
+#define RETRY_FIRST_MS 100 /* a set that may come back is re-examined after this, */
+#define RETRY_MAX_MS 5000  /* doubling up to this */
+
+/* ---- the set's state machine --------------------------------------------- */
 
 /* Every state change goes here, so the count of outstanding requests
  * stays exact without walking every set. */
@@ -116,7 +123,7 @@ bool mon_peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
            st != PLATFORM_EVTCHN_INTERDOMAIN;
 }
 
-/* ---- ports ---------------------------------------------------------------- */
+/* ---- ports --------------------------------------------------------------- */
 
 void mon_port_map(struct xenstats_monitor *m, int port, struct xenstats_pv_set *s)
 {
@@ -140,7 +147,7 @@ struct xenstats_pv_set *mon_port_lookup(struct xenstats_monitor *m, int port)
     return port >= 0 && (size_t)port < m->by_port_len ? m->by_port[port] : NULL;
 }
 
-/* ---- budgets and the log -------------------------------------------------- */
+/* ---- budgets and the log ------------------------------------------------- */
 
 void mon_bucket_fill(struct bucket *b, uint64_t now, double rate, double burst)
 {
@@ -227,7 +234,7 @@ uint64_t mon_next_scan_at(const struct mon_domain *d)
     return at;
 }
 
-/* ---- guest pages ---------------------------------------------------------- */
+/* ---- guest pages --------------------------------------------------------- */
 
 int mon_grow_scratch(struct xenstats_monitor *m, size_t bytes)
 {

@@ -31,19 +31,9 @@
 #include "util/util.h"
 
 #define PATH_LEN 512
-#define MAX_PROVIDERS 64  /* per domain */
-#define MAX_SETS 64       /* per provider */
-#define RESCAN_GAP_NS (50 * 1000000ULL) /* a busy guest is rescanned at most 20 times a second */
 #define MS 1000000ULL
+/* a set just bound is not asked before its bind's own event came (or this) */
 #define BIND_EVENT_GRACE_NS (50 * MS)
-/* Budgets (docs/pv-stats.md "Budgets"): what one domain may cost. */
-#define THROTTLED_GAP_MAX_NS (2000 * MS) /* a throttled domain is rescanned at least this often */
-#define THROTTLE_MEMORY_NS (10000 * MS)  /* marked throttled this long after exceeding a budget */
-#define READS_BURST_S 4                  /* a burst of 4 s' worth of reads, e.g. a provider starting */
-#define READS_PER_SCAN 128               /* a scan stops here and goes on after the gap */
-#define LOG_BURST 32
-#define RETRY_FIRST_MS 100 /* a set that may come back is re-examined after this, */
-#define RETRY_MAX_MS 5000  /* doubling up to this */
 
 /* A token bucket: `tokens` refill at a rate up to a burst. */
 struct bucket {
@@ -172,7 +162,7 @@ static inline bool live(const struct xenstats_pv_set *s)
            s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
 }
 
-/* ---- the set's state machine -------------------------------------------- */
+/* ---- the set's state machine --------------------------------------------- */
 
 /* Every state change goes here: it keeps the counts of outstanding
  * requests and rejected sets exact. */
@@ -195,7 +185,7 @@ bool mon_peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s);
 void mon_port_map(struct xenstats_monitor *m, int port, struct xenstats_pv_set *s);
 struct xenstats_pv_set *mon_port_lookup(struct xenstats_monitor *m, int port);
 
-/* ---- budgets and the log ---------------------------------------------------- */
+/* ---- budgets and the log ------------------------------------------------- */
 
 void mon_bucket_fill(struct bucket *b, uint64_t now, double rate, double burst);
 /* A budget of d ran out: `which` names a budget of work (the domain is
@@ -207,7 +197,7 @@ void mon_dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats
 /* When d's next scan may run, as retries and budgets allow (0: nothing to do). */
 uint64_t mon_next_scan_at(const struct mon_domain *d);
 
-/* ---- guest pages ------------------------------------------------------------ */
+/* ---- guest pages --------------------------------------------------------- */
 
 /* Grow the monitor's scratch buffer to `bytes`; 0 or -ENOMEM. */
 int mon_grow_scratch(struct xenstats_monitor *m, size_t bytes);
