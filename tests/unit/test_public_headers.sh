@@ -4,22 +4,12 @@
 # -pedantic, and C++); the provider's header declares nothing of the
 # monitor and the monitor's nothing of the provider, while <xenstats/pv.h>
 # still declares both; and none speaks the project's history.
-set -u
+set -eu
 : "${XENSTATS_SOURCE_ROOT:?}"
+. "$(dirname "$0")/../tap.sh"
 cc=${CC:-cc}
 cxx=${CXX:-c++}
 root=$XENSTATS_SOURCE_ROOT
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-not_ok() {
-    echo "not ok $((n + 1)) - $1"
-    exit 1
-}
 
 # compile LANG SOURCE: 0 when SOURCE (text) compiles; the messages in $tmp/err
 compile() {
