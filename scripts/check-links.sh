@@ -8,7 +8,8 @@
 #   xenstats-publish  the guest agent: nothing beyond the Xen libraries
 #
 # and each of them Xen's stable-soname libraries (libxenstore,
-# libxenforeignmemory, libxengnttab, libxenevtchn, libxencall) and libc/libm.
+# libxenforeignmemory, libxengnttab, libxenevtchn, libxencall), libc/libm and
+# what a compiler's runtime adds (libgcc_s, libdl, librt: clang, sanitizers).
 # libxenctrl, libxenguest and libxenlight none of them link: libxenctrl is
 # loaded on first use (lib/platform/xen_ctrl.c).
 #
@@ -23,7 +24,7 @@ set -u
 [ $# -eq 2 ] || { echo "usage: $0 BINDIR APPDIR" >&2; exit 2; }
 bindir=$1 appdir=$2
 
-base='libc|libm|libpthread|libxenstore|libxenforeignmemory|libxengnttab|libxenevtchn|libxencall'
+base='libc|libm|libpthread|libdl|librt|libgcc_s|libxenstore|libxenforeignmemory|libxengnttab|libxenevtchn|libxencall'
 agent='libmicrohttpd|libgnutls|libyaml-0|libz|libcrypt'
 top='libncursesw|libtinfo'
 toolstack='libxenctrl|libxenguest|libxenlight'

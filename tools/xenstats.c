@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,17 @@ static int run_application(const char *cmd, const char *executable, char **argv)
 {
     char self[PATH_MAX], path[PATH_MAX + 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    sigset_t stop, old;
 
+    /*
+     * SIGINT and SIGTERM stay blocked across the exec until the
+     * application takes them (tool_trap_signals(), the agent's signalfd):
+     * one sent while it starts ends it cleanly rather than killing it.
+     */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop, &old);
     if (n > 0) {
         char *slash;
 
@@ -77,15 +88,16 @@ static int run_application(const char *cmd, const char *executable, char **argv)
         if (slash) {
             *slash = '\0';
             snprintf(path, sizeof(path), "%s/%s", self, executable);
-            if (access(path, X_OK) == 0) {
-                execv(path, argv);
-                return fail(cmd, "cannot run %s: %s", path, strerror(errno));
-            }
+            if (access(path, X_OK) == 0)
+                goto run;
         }
     }
     snprintf(path, sizeof(path), "%s/%s", XENSTATS_APP_DIR, executable);
+run:
     execv(path, argv);
-    return fail(cmd, "cannot run %s: %s", path, strerror(errno));
+    n = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return fail(cmd, "cannot run %s: %s", path, strerror((int)n));
 }
 #endif
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reader of the vCPU statistics resource (seed 000, docs/vcpu-stats.md).
+ * Reader of the vCPU statistics resource (docs/vcpu-stats.md).
  *
  * A map is a validated, read-only view of one domain's region.  Snapshots are
  * lock-free: a record is copied under its sequence number and the copy is

@@ -35,6 +35,13 @@ plant() {
     ok "$why"
 }
 
+# the PV monitor's parts (lib/pv/monitor_state.h), by include and by call
+plant lib/pv/monitor_state.c '#include "pv/monitor_discovery.h"' "the monitor's state machine includes discovery"
+plant lib/pv/monitor_state.c 'static void up(struct xenstats_monitor *m) { mon_arm_timer(m); }' "the monitor's state machine calls sampling"
+plant lib/pv/monitor_sample.c '#include "pv/monitor_discovery.h"' "sampling includes discovery"
+plant lib/pv/monitor_sample.c 'static void up(struct xenstats_monitor *m) { mon_rescan_dirty(m); }' "sampling calls discovery"
+plant lib/pv/monitor_discovery.c 'static int up(struct xenstats_monitor *m) { return xenstats_monitor_request_all(m); }' "discovery calls sampling"
+
 plant lib/platform/emu.c '#include "emu/emu.h"' "the emu backend includes the emulator"
 plant lib/platform/emu_backend.h '#include "emu/hyper/hyper_private.h"' "the emu backend includes the emulator's private header"
 plant lib/emu/emu_host.c '#include "platform/platform.h"' "the emulator includes the platform layer"
