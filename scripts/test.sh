@@ -17,7 +17,7 @@
 #   XEN_E2E=0 scripts/test.sh  all but the real-Xen steps (about 5 minutes)
 #   QUICK=1 scripts/test.sh    the plain build's suites only
 #   PACKAGES=0                 skips the packaging steps (dist, .debs)
-#   ARM64=0                    skips the arm64 steps (cross-built .debs,
+#   ARM64=1                    adds the arm64 steps (cross-built .debs,
 #                              the e2e on Debian's arm64 Xen under QEMU)
 # A failed real-Xen step prints its whole serial log and keeps it under
 # ci-artifacts/.  Every failed step's reason (its FAIL lines, its last
@@ -129,7 +129,7 @@ if [ -z "${QUICK:-}" ] && [ "${PACKAGES:-1}" != 0 ]; then
     fi
     # arm64: cross-built against Debian 12's arm64 packages (a sysroot
     # cached outside the clone, scripts/cross/arm64.sh), then lintian
-    [ "${ARM64:-1}" = 0 ] ||
+    [ "${ARM64:-0}" = 0 ] ||
         step "Debian packages for arm64 (cross-built), lintian" env DEB_ARCH=arm64 scripts/deb.sh lintian
 fi
 
@@ -203,7 +203,7 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
         build-e2e/logs/serial.log tests/e2e/xen/run.sh
     # Debian's arm64 Xen 4.17 and dom0 under qemu-system-aarch64, the same
     # checks, with the arm64 packages built above when they were
-    if [ "${ARM64:-1}" != 0 ]; then
+    if [ "${ARM64:-0}" != 0 ]; then
         debs=
         ls build-deb-arm64/xenstats_*_arm64.deb >/dev/null 2>&1 && debs=$root/build-deb-arm64
         E2E_DEBS=$debs XEN_ARCH=arm64 E2E_TIMEOUT=${E2E_TIMEOUT:-600} xen_step \
@@ -245,7 +245,7 @@ if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then
     # Debian's headers for the e2e domU's kernel; then on Debian's Xen 4.17.
     xen_step "kmod-check (W=1, sparse)" 300 kmod/build-check.log scripts/kmod-build.sh check
     # the same against Debian's arm64 headers, cross-compiled
-    [ "${ARM64:-1}" = 0 ] ||
+    [ "${ARM64:-0}" = 0 ] ||
         KMOD_ARCH=arm64 xen_step "kmod-check-arm64 (W=1, sparse, arm64 headers)" 600 kmod/build-check.log \
             scripts/kmod-build.sh check
     if [ "${XEN_E2E:-1}" != 0 ]; then
