@@ -130,6 +130,18 @@ initramfs_bin() {
     done <<<"$libs"
 }
 
+# initramfs_xenstats ROOT BIN: the xenstats binary BIN as /usr/bin/xenstats,
+# with the application executables a build puts beside it (`xenstats agent`
+# and `top` run those, looked up beside /usr/bin/xenstats first)
+initramfs_xenstats() {
+    local root=$1 bin=$2 app
+    initramfs_bin "$root" "$bin" /usr/bin/xenstats || return 1
+    for app in xenstats-agent xenstats-top; do
+        [ -x "$(dirname "$bin")/$app" ] || { echo "initramfs: no $app beside $bin" >&2; return 1; }
+        initramfs_bin "$root" "$(dirname "$bin")/$app" "/usr/bin/$app" || return 1
+    done
+}
+
 # initramfs_modules ROOT NAME...: Xen's modules (=m in Debian's kernel),
 # uncompressed, as ROOT/modules/NAME.ko (busybox insmod)
 initramfs_modules() {
