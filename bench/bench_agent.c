@@ -283,7 +283,11 @@ static void bench_render(int domains)
             set->provider = strdup("bench");
             set->set = strdup(name);
             set->reason = strdup("");
-            set->samples = 1000;
+            figs_set(&set->figs, FIG_PV_SET_SAMPLES, 1000);
+            figs_set(&set->figs, FIG_PV_SET_TIMEOUTS, 0);
+            figs_set(&set->figs, FIG_PV_SET_ERRORS, 0);
+            figs_set(&set->figs, FIG_PV_SET_LATENCY, 0);
+            figs_set(&set->figs, FIG_PV_SET_STATISTICS, STATS);
             set->nr_stats = STATS;
             set->stats = calloc(STATS, sizeof(*set->stats));
             for (int i = 0; i < STATS; i++) {

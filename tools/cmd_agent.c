@@ -120,9 +120,9 @@ static void publish_snapshot(struct agent *a)
     struct snapshot *s, *old;
     int list_error;
 
-    counts.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
-    counts.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
-    counts.http_evicted = __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED);
+    figs_set(&counts.figs, FIG_AGENT_SCRAPES, __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED));
+    figs_set(&counts.figs, FIG_AGENT_HTTP_REFUSED, __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED));
+    figs_set(&counts.figs, FIG_AGENT_HTTP_EVICTED, __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED));
     s = collector_snapshot(a->collector, &counts);
     if (!s) {
         log_error("cannot build a snapshot: %s", strerror(errno));

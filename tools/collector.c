@@ -447,10 +447,11 @@ static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, co
     out->set = dup_or_empty(info->set);
     out->reason = dup_or_empty(info->reason);
     out->state = info->state;
-    out->samples = info->samples;
-    out->timeouts = info->timeouts;
-    out->errors = info->errors;
-    out->latency_ns = info->last_latency_ns;
+    figs_set(&out->figs, FIG_PV_SET_SAMPLES, info->samples);
+    figs_set(&out->figs, FIG_PV_SET_TIMEOUTS, info->timeouts);
+    figs_set(&out->figs, FIG_PV_SET_ERRORS, info->errors);
+    if (info->samples)
+        figs_set(&out->figs, FIG_PV_SET_LATENCY, info->last_latency_ns);
     out->stats = info->nr_stats ? calloc(info->nr_stats, sizeof(*out->stats)) : NULL;
     if (!out->stats)
         return;
@@ -537,6 +538,7 @@ static void fill_sets(struct collector *col, struct snapshot *s)
         uint64_t at = xenstats_pv_set_attached_ns(set);
 
         fill_set(&d->sets[d->nr_sets], set, &info);
+        figs_set(&d->sets[d->nr_sets].figs, FIG_PV_SET_STATISTICS, d->sets[d->nr_sets].nr_stats);
         /* the monitor's clock is CLOCK_MONOTONIC, as the snapshot's */
         if (at && at <= s->monotonic_ns)
             d->sets[d->nr_sets].created = s->wall - (double)(s->monotonic_ns - at) / 1e9;
@@ -550,14 +552,17 @@ static void fill_sets(struct collector *col, struct snapshot *s)
 
 static void count_providers(struct snapshot *s)
 {
+    uint64_t providers = 0;
+
     for (uint32_t i = 0; i < s->nr_domains; i++) {
         const struct snap_domain *d = &s->domains[i];
 
         /* sets are sorted by provider: count the changes */
         for (uint32_t j = 0; j < d->nr_sets; j++)
             if (!j || strcmp(d->sets[j].provider, d->sets[j - 1].provider))
-                s->agent.providers++;
+                providers++;
     }
+    figs_set(&s->agent.figs, FIG_AGENT_PROVIDERS, providers);
 }
 
 static void fill_domain(struct collector *c, const struct tracked *t, struct snap_domain *d)
@@ -704,6 +709,7 @@ static void fill_devices(struct collector *c, struct snapshot *s)
 struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent *agent)
 {
     struct snapshot *s = snapshot_new();
+    struct xenstats_pv_domain_info pv;
     struct timespec wall;
     struct tracked *t;
     uint32_t i = 0;
@@ -732,8 +738,8 @@ struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent
         d->nr_vcpus = t->info.nr_vcpus;
         fill_domain(c, t, d);
         fill_vcpus(c, t, d);
-        if (t->pv && xenstats_monitor_domain_info(c->monitor, t->info.domid, &d->pv) == 0)
-            d->pv_monitored = true;
+        if (t->pv && xenstats_monitor_domain_info(c->monitor, t->info.domid, &pv) == 0)
+            snap_domain_set_pv(d, &pv);
     }
     s->nr_domains = i;
     fill_host(c, s);
@@ -743,9 +749,9 @@ struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent
     fill_sets(c, s);
     count_providers(s);
     c->samples++;
-    s->agent.samples = c->samples;
-    s->agent.errors = c->errors;
-    s->agent.sample_duration = (double)(now - c->round_start) / 1e9;
+    figs_set(&s->agent.figs, FIG_AGENT_SAMPLES, c->samples);
+    figs_set(&s->agent.figs, FIG_AGENT_ERRORS, c->errors);
+    figs_set(&s->agent.figs, FIG_AGENT_SAMPLE_DURATION, now - c->round_start);
     /* the times of the vCPUs are on the producer's clock: so is the snapshot's */
     return s;
 }

@@ -20,28 +20,31 @@
 enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_INFO };
 
 /* What a FIGURE of metrics.def is one number of. */
-enum figure_scope { SCOPE_HOST, SCOPE_PCPU, SCOPE_DOMAIN, SCOPE_VIF, SCOPE_VBD };
+enum figure_scope { SCOPE_AGENT, SCOPE_HOST, SCOPE_PCPU, SCOPE_DOMAIN, SCOPE_VIF, SCOPE_VBD, SCOPE_PV, SCOPE_SET };
+
+/* How a figure's JSON member is written (FIGURE_AS). */
+enum figure_json_form { FIGURE_JSON_NUMBER, FIGURE_JSON_BOOL, FIGURE_JSON_DOUBLE };
 
 enum metric_id {
 #define METRIC(id, name, kind, unit, labels, help) METRIC_##id,
-#define FIGURE(id, scope, name, kind, unit, json, top, help) METRIC_##id,
+#define FIGURE_AS(id, scope, name, kind, unit, json, form, top, help) METRIC_##id,
 #include "metrics.def"
-#undef FIGURE
+#undef FIGURE_AS
 #undef METRIC
     METRIC_COUNT
 };
 
 enum figure_id {
 #define METRIC(id, name, kind, unit, labels, help)
-#define FIGURE(id, scope, name, kind, unit, json, top, help) FIG_##id,
+#define FIGURE_AS(id, scope, name, kind, unit, json, form, top, help) FIG_##id,
 #include "metrics.def"
-#undef FIGURE
+#undef FIGURE_AS
 #undef METRIC
     FIG_COUNT
 };
 
 struct metric_decl {
-    const char *name; /* family name, without _total / _info */
+    const char *name; /* family name, without _total / _info; "" for a JSON member only */
     enum metric_kind kind;
     const char *unit;
     const char *labels;
@@ -53,9 +56,10 @@ extern const struct metric_decl metric_decls[METRIC_COUNT];
 struct figure_decl {
     enum metric_id metric;
     enum figure_scope scope;
-    const char *json; /* key in the scope's JSON object */
-    const char *top;  /* top's column header; "" when not a column */
-    bool ns;          /* kept in ns, rendered in seconds */
+    const char *json; /* key in the scope's JSON object; "" when not in the JSON */
+    enum figure_json_form json_form;
+    const char *top; /* top's column header; "" when not a column */
+    bool ns;         /* kept in ns, rendered in seconds */
 };
 
 extern const struct figure_decl figure_decls[FIG_COUNT];
@@ -101,7 +105,7 @@ struct snap_stat {
 struct snap_set {
     char *provider, *set, *reason;
     enum xenstats_pv_set_state state;
-    uint64_t samples, timeouts, errors, latency_ns;
+    struct snap_figs figs; /* SCOPE_SET */
     double created; /* Unix seconds the set was attached (its counters start), 0 if not live */
     uint32_t nr_stats;
     struct snap_stat *stats;
@@ -132,16 +136,18 @@ struct snap_domain {
     struct snap_vcpu *vcpus;
     uint32_t nr_sets;
     struct snap_set *sets;
-    /* what the domain cost the PV stats monitor (xenstats_pv_domain_info) */
+    /* what the domain cost the PV stats monitor (SCOPE_PV), when it watches it */
     bool pv_monitored;
-    struct xenstats_pv_domain_info pv;
+    struct snap_figs pv;
 };
 
+/* The PV stats monitor's figures of a domain it watches (snap_domain.pv). */
+void snap_domain_set_pv(struct snap_domain *d, const struct xenstats_pv_domain_info *info);
+
 struct snap_agent {
-    uint64_t samples, errors, scrapes;
-    uint64_t http_refused, http_evicted;
-    double sample_duration;
-    uint32_t providers;
+    /* SCOPE_AGENT; every one known (0) in a new snapshot; FIG_AGENT_DOMAINS
+     * is the snapshot's nr_domains whatever it says */
+    struct snap_figs figs;
     uint32_t sets_by_state[XENSTATS_PV_NR_SET_STATES];
 };
 

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A snapshot's life: made empty, filled by the collector (or top's
+ * reader), shared by reference, rendered once per format on first use.
+ */
+#include <stdlib.h>
+
+#include "export/private.h"
+
+struct snapshot *snapshot_new(void)
+{
+    struct snapshot *s = calloc(1, sizeof(*s));
+
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    s->refs = 1;
+    /* the agent's own counters are always there, from 0 */
+    for (int id = 0; id < FIG_COUNT; id++)
+        if (figure_decls[id].scope == SCOPE_AGENT)
+            figs_set(&s->agent.figs, (enum figure_id)id, 0);
+    return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->refs++;
+    pthread_mutex_unlock(&s->lock);
+    return s;
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        struct snap_domain *d = &s->domains[i];
+
+        for (uint32_t j = 0; j < d->nr_sets; j++) {
+            struct snap_set *set = &d->sets[j];
+
+            for (uint32_t k = 0; !set->strings && k < set->nr_stats; k++) {
+                free(set->stats[k].name);
+                free(set->stats[k].ascii);
+            }
+            free(set->strings);
+            free(set->stats);
+            free(set->provider);
+            free(set->set);
+            free(set->reason);
+        }
+        free(d->sets);
+        free(d->vifs);
+        free(d->vbds);
+        free(d->vcpus);
+        free(d->vcpu_error);
+    }
+    free(s->domains);
+    free(s->pcpus);
+    for (int f = 0; f < 3; f++) {
+        free(s->text[f]);
+        free(s->encoded[f]);
+    }
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+    bool last;
+
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    last = --s->refs == 0;
+    pthread_mutex_unlock(&s->lock);
+    if (last)
+        snapshot_free(s);
+}
+
+/* The rendering, made now if it was not; s->lock held. */
+static const char *render_locked(struct snapshot *s, enum render_format format)
+{
+    if (!s->text[format]) {
+        struct strbuf b = {0};
+        int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
+
+        if (r == 0) {
+            s->text[format] = b.data;
+            s->text_len[format] = b.len;
+        } else {
+            strbuf_free(&b);
+        }
+    }
+    return s->text[format];
+}
+
+const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len)
+{
+    const char *text;
+
+    pthread_mutex_lock(&s->lock);
+    text = render_locked(s, format);
+    if (text)
+        *ret_len = s->text_len[format];
+    pthread_mutex_unlock(&s->lock);
+    if (!text)
+        errno = ENOMEM;
+    return text;
+}
+
+int snapshot_render_to(const struct snapshot *s, enum render_format format, render_sink *sink, void *ctx)
+{
+    struct strbuf b = {.sink = sink, .sink_ctx = ctx};
+    int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
+
+    strbuf_free(&b);
+    return r;
+}
+
+const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
+                                    size_t *ret_len)
+{
+    const char *data;
+    int r = 0;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->encoded[format]) {
+        char *out = NULL;
+        size_t len = 0;
+
+        /* the encoder renders in pieces: the whole text is never held */
+        r = encode(s, format, &out, &len);
+        if (r == 0) {
+            s->encoded[format] = out;
+            s->encoded_len[format] = len;
+        }
+    }
+    data = s->encoded[format];
+    if (data)
+        *ret_len = s->encoded_len[format];
+    pthread_mutex_unlock(&s->lock);
+    if (!data)
+        errno = r < 0 ? -r : ENOMEM;
+    return data;
+}
+
+void snap_domain_set_pv(struct snap_domain *d, const struct xenstats_pv_domain_info *info)
+{
+    struct snap_figs *f = &d->pv;
+
+    d->pv_monitored = true;
+    figs_set(f, FIG_PV_DOMAIN_THROTTLED, info->throttled);
+    figs_set(f, FIG_PV_DOMAIN_SETS_REJECTED, info->sets_rejected);
+    figs_set(f, FIG_PV_DOMAIN_SETS_IGNORED, info->sets_ignored);
+    figs_set(f, FIG_PV_DOMAIN_RESCANS, info->rescans);
+    figs_set(f, FIG_PV_DOMAIN_XENSTORE_READS, info->xenstore_reads);
+    figs_set(f, FIG_PV_DOMAIN_BUDGET_EXCEEDED, info->budget_exceeded);
+    figs_set(f, FIG_PV_DOMAIN_LOG_SUPPRESSED, info->log_suppressed);
+}
+
+void export_agent_figures(const struct snapshot *s, struct snap_figs *ret_figs)
+{
+    *ret_figs = s->agent.figs;
+    figs_set(ret_figs, FIG_AGENT_DOMAINS, s->nr_domains);
+}
