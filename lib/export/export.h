@@ -158,6 +158,7 @@ struct snapshot {
     uint64_t monotonic_ns;
     double interval;
     const char *backend;
+    char *backend_copy; /* what backend points to in a snapshot read from JSON */
     uint32_t self_domid;
     /* the hypervisor; xen_version empty when the backend cannot tell */
     char xen_version[48], scheduler[32];
@@ -248,5 +249,26 @@ int render_json(const struct snapshot *s, struct strbuf *out);
 void strbuf_label_value(struct strbuf *b, const char *s);
 /* A JSON string, quoted: UTF-8 unchanged, invalid bytes as U+FFFD. */
 void strbuf_json_string(struct strbuf *b, const char *s);
+
+/* The most a JSON snapshot may hold for snapshot_read_json(); more is malformed. */
+#define EXPORT_READ_MAX_DOMAINS 65536
+#define EXPORT_READ_MAX_VCPUS 16384
+#define EXPORT_READ_MAX_DEVICES 65536
+#define EXPORT_READ_MAX_SETS 4096
+#define EXPORT_READ_MAX_STATS 65536
+
+/*
+ * Read the JSON of render_json() (docs/agent-api.md) back into a
+ * snapshot: the model `xenstats top` shows an agent's samples in.  Every
+ * member is type-checked and bounded; members null or absent are not
+ * known; strings are kept as they come (escape them before a terminal
+ * sees them); a state this build does not know is not known.  The JSON
+ * has the PV sets' total and the rejected ones only: the others are
+ * counted as active.  Returns 0 and a snapshot the caller releases with
+ * snapshot_unref(), or -EBADMSG with a reason such as
+ * "domains[2].vcpus[0].running: expected a number or null" in err, or
+ * -ENOMEM.  *ret_snapshot is untouched on failure.
+ */
+int snapshot_read_json(const char *text, size_t len, struct snapshot **ret_snapshot, char *err, size_t errlen);
 
 #endif

@@ -58,6 +58,7 @@ static void snapshot_free(struct snapshot *s)
     }
     free(s->domains);
     free(s->pcpus);
+    free(s->backend_copy);
     for (int f = 0; f < 3; f++) {
         free(s->text[f]);
         free(s->encoded[f]);
