@@ -382,11 +382,11 @@ static int parse_state(struct ctx *c, const char *where, struct json_object *o, 
  * The FIGUREs of `scope` in object o, each optional: seconds for time
  * figures, integers otherwise; added into fig[] when `sum`.
  */
-static int parse_figures(struct ctx *c, const char *where, struct json_object *o, enum figure_scope scope, bool sum,
+static int parse_figures(struct ctx *c, const char *where, struct json_object *o, enum export_figure_scope scope, bool sum,
                          bool *fig_valid, double *fig)
 {
-    for (int id = 0; id < FIG_COUNT; id++) {
-        const struct figure_decl *fd = &figure_decls[id];
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+        const struct export_figure_decl *fd = &export_figure_decls[id];
         bool valid = false;
         uint64_t u = 0;
         double v = 0;
@@ -411,7 +411,7 @@ static int parse_figures(struct ctx *c, const char *where, struct json_object *o
 
 /* A domain's vifs or vbds: counted, their figures summed into the domain's. */
 static int parse_devices(struct ctx *c, const char *where, struct json_object *o, const char *key,
-                         enum figure_scope scope, struct top_domain *d, size_t *ret_count)
+                         enum export_figure_scope scope, struct top_domain *d, size_t *ret_count)
 {
     struct json_object *list;
     char sub[128];
@@ -450,9 +450,9 @@ static int parse_domain(struct ctx *c, const char *where, struct json_object *o,
     d->nr_vcpus = (uint32_t)n;
     if (!d->name && !(d->name = strdup("")))
         return oom(c);
-    if (parse_state(c, where, o, d) || parse_figures(c, where, o, SCOPE_DOMAIN, false, d->fig_valid, d->fig) ||
-        parse_devices(c, where, o, "vifs", SCOPE_VIF, d, &d->nr_vifs) ||
-        parse_devices(c, where, o, "vbds", SCOPE_VBD, d, &d->nr_vbds))
+    if (parse_state(c, where, o, d) || parse_figures(c, where, o, EXPORT_SCOPE_DOMAIN, false, d->fig_valid, d->fig) ||
+        parse_devices(c, where, o, "vifs", EXPORT_SCOPE_VIF, d, &d->nr_vifs) ||
+        parse_devices(c, where, o, "vbds", EXPORT_SCOPE_VBD, d, &d->nr_vbds))
         return c->r;
     if (d->nr_vcpu_rows) {
         d->vcpus = calloc(d->nr_vcpu_rows, sizeof(*d->vcpus));
@@ -501,7 +501,7 @@ static int parse_root(struct ctx *c, struct json_object *root, struct top_snapsh
     host = member(root, "host");
     if (host && (expect_object(c, "host", host) || get_string(c, "host", host, "backend", false, &snap->backend) ||
                  get_string(c, "host", host, "xen_version", false, &snap->xen_version) ||
-                 parse_figures(c, "host", host, SCOPE_HOST, false, snap->fig_valid, snap->fig)))
+                 parse_figures(c, "host", host, EXPORT_SCOPE_HOST, false, snap->fig_valid, snap->fig)))
         return c->r;
     if (get_array(c, "", root, "domains", TOP_MAX_DOMAINS, &domains, &snap->nr_domains))
         return c->r;
@@ -765,9 +765,9 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
             d->changes_per_s = changes;
             d->rate_valid = true;
         }
-        if (d->fig_valid[FIG_DOMAIN_CPU] && p->fig_valid[FIG_DOMAIN_CPU] &&
-            d->fig[FIG_DOMAIN_CPU] >= p->fig[FIG_DOMAIN_CPU]) {
-            d->cpu_pct = (d->fig[FIG_DOMAIN_CPU] - p->fig[FIG_DOMAIN_CPU]) / dt * 100.0;
+        if (d->fig_valid[EXPORT_FIG_DOMAIN_CPU] && p->fig_valid[EXPORT_FIG_DOMAIN_CPU] &&
+            d->fig[EXPORT_FIG_DOMAIN_CPU] >= p->fig[EXPORT_FIG_DOMAIN_CPU]) {
+            d->cpu_pct = (d->fig[EXPORT_FIG_DOMAIN_CPU] - p->fig[EXPORT_FIG_DOMAIN_CPU]) / dt * 100.0;
             d->cpu_pct_valid = true;
         }
     }

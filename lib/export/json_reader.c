@@ -242,21 +242,21 @@ static const char *shutdown_name(unsigned int i)
 }
 
 /* Every FIGURE of `scope` in object o, as json_writer.c writes it; each may be null or absent. */
-static int read_figures(struct reader *c, const char *where, struct json_object *o, enum figure_scope scope,
-                        struct snap_figs *f)
+static int read_figures(struct reader *c, const char *where, struct json_object *o, enum export_figure_scope scope,
+                        struct export_figs *f)
 {
-    for (int id = 0; id < FIG_COUNT; id++) {
-        const struct figure_decl *fd = &figure_decls[id];
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+        const struct export_figure_decl *fd = &export_figure_decls[id];
         struct json_object *v;
 
         if (fd->scope != scope || !fd->json[0])
             continue;
-        if (fd->json_form == FIGURE_JSON_BOOL) {
+        if (fd->json_form == EXPORT_JSON_BOOL) {
             if (!(v = member(o, fd->json, NULL)))
                 continue;
             if (!json_object_is_type(v, json_type_boolean))
                 return bad(c, where, fd->json, "expected true, false or null");
-            figs_set(f, (enum figure_id)id, json_object_get_boolean(v));
+            export_figs_set(f, (enum export_figure_id)id, json_object_get_boolean(v));
         } else if (fd->ns) {
             if (get_ns(c, where, o, fd->json, &f->valid[id], &f->v[id]))
                 return c->r;
@@ -267,7 +267,7 @@ static int read_figures(struct reader *c, const char *where, struct json_object 
     return 0;
 }
 
-static int read_vcpu(struct reader *c, const char *where, struct json_object *o, struct snap_vcpu *v)
+static int read_vcpu(struct reader *c, const char *where, struct json_object *o, struct export_vcpu *v)
 {
     const char *state;
 
@@ -281,7 +281,7 @@ static int read_vcpu(struct reader *c, const char *where, struct json_object *o,
     return get_uint(c, where, o, "state_changes", UINT64_MAX, false, &v->changes_valid, &v->changes);
 }
 
-static int read_stat(struct reader *c, const char *where, struct json_object *o, struct snap_stat *st)
+static int read_stat(struct reader *c, const char *where, struct json_object *o, struct export_stat *st)
 {
     struct json_object *v;
     const char *type;
@@ -311,7 +311,7 @@ static int read_stat(struct reader *c, const char *where, struct json_object *o,
     return st->type == XEN_PV_STATS_TYPE_ASCII && !st->ascii ? oom(c) : 0;
 }
 
-static int read_set(struct reader *c, const char *where, struct json_object *o, struct snap_set *set)
+static int read_set(struct reader *c, const char *where, struct json_object *o, struct export_set *set)
 {
     struct json_object *stats;
     const char *state;
@@ -320,7 +320,7 @@ static int read_set(struct reader *c, const char *where, struct json_object *o, 
 
     if (expect_object(c, where, o) || dup_string(c, where, o, "provider", true, &set->provider) ||
         dup_string(c, where, o, "set", true, &set->set) || get_string(c, where, o, "state", true, &state) ||
-        dup_string(c, where, o, "reason", false, &set->reason) || read_figures(c, where, o, SCOPE_SET, &set->figs) ||
+        dup_string(c, where, o, "reason", false, &set->reason) || read_figures(c, where, o, EXPORT_SCOPE_SET, &set->figs) ||
         get_number(c, where, o, "created", &valid, &set->created) ||
         get_array(c, where, o, "stats", EXPORT_READ_MAX_STATS, &stats, &set->nr_stats))
         return c->r;
@@ -338,7 +338,7 @@ static int read_set(struct reader *c, const char *where, struct json_object *o, 
 }
 
 static int read_devices(struct reader *c, const char *where, struct json_object *o, const char *key,
-                        enum figure_scope scope, struct snap_device **ret_devs, uint32_t *ret_n)
+                        enum export_figure_scope scope, struct export_device **ret_devs, uint32_t *ret_n)
 {
     struct json_object *list;
     char sub[128];
@@ -351,7 +351,7 @@ static int read_devices(struct reader *c, const char *where, struct json_object 
         *ret_n = 0;
     for (uint32_t i = 0; i < *ret_n; i++) {
         struct json_object *dev = json_object_array_get_idx(list, i);
-        struct snap_device *d = &(*ret_devs)[i];
+        struct export_device *d = &(*ret_devs)[i];
 
         path_of(sub, sizeof(sub), "%s.%s[%u]", where, key, i);
         devid = 0;
@@ -366,7 +366,7 @@ static int read_devices(struct reader *c, const char *where, struct json_object 
 }
 
 /* "state":[flags] and "shutdown_reason" into flags and shutdown_reason. */
-static int read_domain_state(struct reader *c, const char *where, struct json_object *o, struct snap_domain *d)
+static int read_domain_state(struct reader *c, const char *where, struct json_object *o, struct export_domain *d)
 {
     struct json_object *state;
     const char *reason;
@@ -389,7 +389,7 @@ static int read_domain_state(struct reader *c, const char *where, struct json_ob
     return 0;
 }
 
-static int read_domain_vcpus(struct reader *c, const char *where, struct json_object *o, struct snap_domain *d)
+static int read_domain_vcpus(struct reader *c, const char *where, struct json_object *o, struct export_domain *d)
 {
     struct json_object *vcpus;
     const char *source, *error;
@@ -422,7 +422,7 @@ static int read_domain_vcpus(struct reader *c, const char *where, struct json_ob
     return 0;
 }
 
-static int read_domain(struct reader *c, const char *where, struct json_object *o, struct snap_domain *d)
+static int read_domain(struct reader *c, const char *where, struct json_object *o, struct export_domain *d)
 {
     struct json_object *sets, *pv;
     const char *name, *uuid;
@@ -445,13 +445,13 @@ static int read_domain(struct reader *c, const char *where, struct json_object *
         if (uuid[k] != '-' && h && *h)
             d->uuid[i / 2] |= (uint8_t)((h - hex) << (i % 2 ? 0 : 4)), i++;
     }
-    if (read_domain_state(c, where, o, d) || read_figures(c, where, o, SCOPE_DOMAIN, &d->figs) ||
-        read_devices(c, where, o, "vifs", SCOPE_VIF, &d->vifs, &d->nr_vifs) ||
-        read_devices(c, where, o, "vbds", SCOPE_VBD, &d->vbds, &d->nr_vbds) || read_domain_vcpus(c, where, o, d))
+    if (read_domain_state(c, where, o, d) || read_figures(c, where, o, EXPORT_SCOPE_DOMAIN, &d->figs) ||
+        read_devices(c, where, o, "vifs", EXPORT_SCOPE_VIF, &d->vifs, &d->nr_vifs) ||
+        read_devices(c, where, o, "vbds", EXPORT_SCOPE_VBD, &d->vbds, &d->nr_vbds) || read_domain_vcpus(c, where, o, d))
         return c->r;
     if ((pv = member(o, "pv_budget", NULL))) {
         path_of(sub, sizeof(sub), "%s.pv_budget", where);
-        if (expect_object(c, sub, pv) || read_figures(c, sub, pv, SCOPE_PV, &d->pv))
+        if (expect_object(c, sub, pv) || read_figures(c, sub, pv, EXPORT_SCOPE_PV, &d->pv))
             return c->r;
         d->pv_monitored = true;
     }
@@ -467,7 +467,7 @@ static int read_domain(struct reader *c, const char *where, struct json_object *
     return c->r;
 }
 
-static int read_host(struct reader *c, struct json_object *host, struct snapshot *s)
+static int read_host(struct reader *c, struct json_object *host, struct export_snapshot *s)
 {
     struct json_object *pcpus;
     const char *backend, *version, *scheduler;
@@ -478,7 +478,7 @@ static int read_host(struct reader *c, struct json_object *host, struct snapshot
         get_uint(c, "host", host, "self_domid", UINT32_MAX, false, NULL, &self) ||
         get_string(c, "host", host, "xen_version", false, &version) ||
         get_string(c, "host", host, "scheduler", false, &scheduler) ||
-        read_figures(c, "host", host, SCOPE_HOST, &s->host) ||
+        read_figures(c, "host", host, EXPORT_SCOPE_HOST, &s->host) ||
         get_array(c, "host", host, "pcpus", EXPORT_READ_MAX_VCPUS, &pcpus, &s->nr_pcpus))
         return c->r;
     if (backend && !(s->backend = s->backend_copy = strdup(backend)))
@@ -492,17 +492,17 @@ static int read_host(struct reader *c, struct json_object *host, struct snapshot
         struct json_object *p = json_object_array_get_idx(pcpus, i);
 
         path_of(sub, sizeof(sub), "host.pcpus[%u]", i);
-        if (expect_object(c, sub, p) || read_figures(c, sub, p, SCOPE_PCPU, &s->pcpus[i]))
+        if (expect_object(c, sub, p) || read_figures(c, sub, p, EXPORT_SCOPE_PCPU, &s->pcpus[i]))
             return c->r;
     }
     return c->r;
 }
 
-static int read_agent(struct reader *c, struct json_object *agent, struct snapshot *s)
+static int read_agent(struct reader *c, struct json_object *agent, struct export_snapshot *s)
 {
     uint64_t total = 0, rejected = 0;
 
-    if (expect_object(c, "agent", agent) || read_figures(c, "agent", agent, SCOPE_AGENT, &s->agent.figs) ||
+    if (expect_object(c, "agent", agent) || read_figures(c, "agent", agent, EXPORT_SCOPE_AGENT, &s->agent.figs) ||
         get_uint(c, "agent", agent, "pv_sets", UINT32_MAX, false, NULL, &total) ||
         get_uint(c, "agent", agent, "pv_sets_rejected", total, false, NULL, &rejected))
         return c->r;
@@ -512,7 +512,7 @@ static int read_agent(struct reader *c, struct json_object *agent, struct snapsh
     return 0;
 }
 
-static int read_root(struct reader *c, struct json_object *root, struct snapshot *s)
+static int read_root(struct reader *c, struct json_object *root, struct export_snapshot *s)
 {
     struct json_object *domains, *o;
     uint64_t version = 0;
@@ -606,21 +606,21 @@ static struct json_object *parse(struct reader *c, const char *text, size_t len)
     return root;
 }
 
-int snapshot_read_json(const char *text, size_t len, struct snapshot **ret_snapshot, char *err, size_t errlen)
+int export_snapshot_read_json(const char *text, size_t len, struct export_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct reader c = {.err = err, .errlen = errlen};
     struct json_object *root = parse(&c, text, len);
-    struct snapshot *s;
+    struct export_snapshot *s;
 
     if (!root)
         return c.r;
-    s = snapshot_new();
+    s = export_snapshot_new();
     if (!s)
         oom(&c);
     else if (read_root(&c, root, s) == 0)
         *ret_snapshot = s;
     else
-        snapshot_unref(s);
+        export_snapshot_unref(s);
     json_object_put(root);
     return c.r;
 }

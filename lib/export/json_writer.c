@@ -7,7 +7,7 @@
  */
 #include "export/private.h"
 
-static void json_key(struct strbuf *b, const char *k, bool first)
+static void json_key(struct export_strbuf *b, const char *k, bool first)
 {
     if (!first)
         putc_(b, ',');
@@ -16,7 +16,7 @@ static void json_key(struct strbuf *b, const char *k, bool first)
     puts_(b, "\":");
 }
 
-static void json_seconds(struct strbuf *b, bool valid, uint64_t ns)
+static void json_seconds(struct export_strbuf *b, bool valid, uint64_t ns)
 {
     if (valid)
         put_ns_seconds(b, ns);
@@ -24,24 +24,24 @@ static void json_seconds(struct strbuf *b, bool valid, uint64_t ns)
         puts_(b, "null");
 }
 
-static void json_string_or_null(struct strbuf *b, const char *s)
+static void json_string_or_null(struct export_strbuf *b, const char *s)
 {
     if (s)
-        strbuf_json_string(b, s);
+        export_strbuf_json_string(b, s);
     else
         puts_(b, "null");
 }
 
-static void json_figure(struct strbuf *b, const struct snap_figs *f, enum figure_id id)
+static void json_figure(struct export_strbuf *b, const struct export_figs *f, enum export_figure_id id)
 {
-    const struct figure_decl *fd = &figure_decls[id];
+    const struct export_figure_decl *fd = &export_figure_decls[id];
 
     if (!f->valid[id])
         puts_(b, "null");
-    else if (fd->json_form == FIGURE_JSON_BOOL)
+    else if (fd->json_form == EXPORT_JSON_BOOL)
         puts_(b, f->v[id] ? "true" : "false");
-    else if (fd->json_form == FIGURE_JSON_DOUBLE)
-        export_buf_double(b, fd->ns ? (double)f->v[id] / 1e9 : (double)f->v[id], true);
+    else if (fd->json_form == EXPORT_JSON_DOUBLE)
+        export_strbuf_double(b, fd->ns ? (double)f->v[id] / 1e9 : (double)f->v[id], true);
     else if (fd->ns)
         put_ns_seconds(b, f->v[id]);
     else
@@ -50,19 +50,19 @@ static void json_figure(struct strbuf *b, const struct snap_figs *f, enum figure
 
 /* "key":value for each figure of the scope (null when not known), each
  * after a comma unless `first`. */
-static void json_figures(struct strbuf *b, const struct snap_figs *f, enum figure_scope scope, bool first)
+static void json_figures(struct export_strbuf *b, const struct export_figs *f, enum export_figure_scope scope, bool first)
 {
-    for (int id = 0; id < FIG_COUNT; id++) {
-        if (figure_decls[id].scope != scope || !figure_decls[id].json[0])
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+        if (export_figure_decls[id].scope != scope || !export_figure_decls[id].json[0])
             continue;
-        json_key(b, figure_decls[id].json, first);
-        json_figure(b, f, (enum figure_id)id);
+        json_key(b, export_figure_decls[id].json, first);
+        json_figure(b, f, (enum export_figure_id)id);
         first = false;
     }
 }
 
-static void json_devices(struct strbuf *b, const char *key, const struct snap_device *devs, uint32_t n,
-                         enum figure_scope scope)
+static void json_devices(struct export_strbuf *b, const char *key, const struct export_device *devs, uint32_t n,
+                         enum export_figure_scope scope)
 {
     json_key(b, key, false);
     putc_(b, '[');
@@ -70,7 +70,7 @@ static void json_devices(struct strbuf *b, const char *key, const struct snap_de
         if (k)
             putc_(b, ',');
         puts_(b, "{\"device\":");
-        strbuf_json_string(b, devs[k].name);
+        export_strbuf_json_string(b, devs[k].name);
         json_key(b, "devid", false);
         put_u64(b, devs[k].devid);
         json_figures(b, &devs[k].figs, scope, false);
@@ -79,17 +79,17 @@ static void json_devices(struct strbuf *b, const char *key, const struct snap_de
     putc_(b, ']');
 }
 
-static void json_host(struct strbuf *b, const struct snapshot *s)
+static void json_host(struct export_strbuf *b, const struct export_snapshot *s)
 {
     puts_(b, "\"host\":{\"backend\":");
-    strbuf_json_string(b, s->backend);
+    export_strbuf_json_string(b, s->backend);
     puts_(b, ",\"self_domid\":");
     put_u64(b, s->self_domid);
     json_key(b, "xen_version", false);
     json_string_or_null(b, s->xen_version[0] ? s->xen_version : NULL);
     json_key(b, "scheduler", false);
     json_string_or_null(b, s->xen_version[0] ? s->scheduler : NULL);
-    json_figures(b, &s->host, SCOPE_HOST, false);
+    json_figures(b, &s->host, EXPORT_SCOPE_HOST, false);
     json_key(b, "pcpus", false);
     putc_(b, '[');
     for (uint32_t i = 0; i < s->nr_pcpus; i++) {
@@ -97,20 +97,20 @@ static void json_host(struct strbuf *b, const struct snapshot *s)
             putc_(b, ',');
         puts_(b, "{\"cpu\":");
         put_u64(b, i);
-        json_figures(b, &s->pcpus[i], SCOPE_PCPU, false);
+        json_figures(b, &s->pcpus[i], EXPORT_SCOPE_PCPU, false);
         putc_(b, '}');
     }
     puts_(b, "]}");
 }
 
-static void json_agent(struct strbuf *b, const struct snapshot *s)
+static void json_agent(struct export_strbuf *b, const struct export_snapshot *s)
 {
-    struct snap_figs agent;
+    struct export_figs agent;
     uint64_t total = 0;
 
     export_agent_figures(s, &agent);
     puts_(b, "\"agent\":{");
-    json_figures(b, &agent, SCOPE_AGENT, true);
+    json_figures(b, &agent, EXPORT_SCOPE_AGENT, true);
     /* xenstats_agent_pv_sets in two numbers */
     for (unsigned int k = 0; k < XENSTATS_PV_NR_SET_STATES; k++)
         total += s->agent.sets_by_state[k];
@@ -122,7 +122,7 @@ static void json_agent(struct strbuf *b, const struct snapshot *s)
 }
 
 /* "state":[the flags set],"shutdown_reason":... */
-static void json_domain_state(struct strbuf *b, const struct snap_domain *d)
+static void json_domain_state(struct export_strbuf *b, const struct export_domain *d)
 {
     bool first = true;
 
@@ -133,7 +133,7 @@ static void json_domain_state(struct strbuf *b, const struct snap_domain *d)
             continue;
         if (!first)
             putc_(b, ',');
-        strbuf_json_string(b, export_domain_state_names[k]);
+        export_strbuf_json_string(b, export_domain_state_names[k]);
         first = false;
     }
     putc_(b, ']');
@@ -141,16 +141,16 @@ static void json_domain_state(struct strbuf *b, const struct snap_domain *d)
     json_string_or_null(b, d->flags & XENSTATS_DOMAIN_SHUTDOWN ? export_shutdown_name(d->shutdown_reason) : NULL);
 }
 
-static void json_vcpus(struct strbuf *b, const struct snap_domain *d)
+static void json_vcpus(struct export_strbuf *b, const struct export_domain *d)
 {
     json_key(b, "vcpu_source", false);
-    strbuf_json_string(b, export_vcpu_source_names[d->vcpu_source]);
+    export_strbuf_json_string(b, export_vcpu_source_names[d->vcpu_source]);
     json_key(b, "vcpu_error", false);
     json_string_or_null(b, d->vcpu_error);
     json_key(b, "vcpus", false);
     putc_(b, '[');
     for (uint32_t j = 0; d->vcpus && j < d->nr_vcpus; j++) {
-        const struct snap_vcpu *v = &d->vcpus[j];
+        const struct export_vcpu *v = &d->vcpus[j];
 
         if (j)
             putc_(b, ',');
@@ -172,12 +172,12 @@ static void json_vcpus(struct strbuf *b, const struct snap_domain *d)
     putc_(b, ']');
 }
 
-static void json_stat(struct strbuf *b, const struct snap_stat *st)
+static void json_stat(struct export_strbuf *b, const struct export_stat *st)
 {
     puts_(b, "{\"name\":");
-    strbuf_json_string(b, st->name);
+    export_strbuf_json_string(b, st->name);
     json_key(b, "type", false);
-    strbuf_json_string(b, xenstats_pv_type_name(st->type));
+    export_strbuf_json_string(b, xenstats_pv_type_name(st->type));
     json_key(b, "value", false);
     if (!st->valid)
         puts_(b, "null");
@@ -186,26 +186,26 @@ static void json_stat(struct strbuf *b, const struct snap_stat *st)
     else if (st->type == XEN_PV_STATS_TYPE_U64)
         put_u64(b, st->v.u64);
     else if (st->type == XEN_PV_STATS_TYPE_DOUBLE)
-        export_buf_double(b, st->v.dbl, true);
+        export_strbuf_double(b, st->v.dbl, true);
     else
-        strbuf_json_string(b, st->ascii);
+        export_strbuf_json_string(b, st->ascii);
     putc_(b, '}');
 }
 
-static void json_set(struct strbuf *b, const struct snap_set *set)
+static void json_set(struct export_strbuf *b, const struct export_set *set)
 {
     puts_(b, "{\"provider\":");
-    strbuf_json_string(b, set->provider);
+    export_strbuf_json_string(b, set->provider);
     json_key(b, "set", false);
-    strbuf_json_string(b, set->set);
+    export_strbuf_json_string(b, set->set);
     json_key(b, "state", false);
-    strbuf_json_string(b, xenstats_pv_set_state_name(set->state));
+    export_strbuf_json_string(b, xenstats_pv_set_state_name(set->state));
     json_key(b, "reason", false);
-    strbuf_json_string(b, set->reason);
-    json_figures(b, &set->figs, SCOPE_SET, false);
+    export_strbuf_json_string(b, set->reason);
+    json_figures(b, &set->figs, EXPORT_SCOPE_SET, false);
     json_key(b, "created", false);
     if (set->created > 0)
-        export_buf_double(b, set->created, false);
+        export_strbuf_double(b, set->created, false);
     else
         puts_(b, "null");
     json_key(b, "stats", false);
@@ -218,28 +218,28 @@ static void json_set(struct strbuf *b, const struct snap_set *set)
     puts_(b, "]}");
 }
 
-static void json_domain(struct strbuf *b, const struct snap_domain *d)
+static void json_domain(struct export_strbuf *b, const struct export_domain *d)
 {
     char uuid[37];
 
     puts_(b, "{\"domid\":");
     put_u64(b, d->domid);
     json_key(b, "name", false);
-    strbuf_json_string(b, d->name);
+    export_strbuf_json_string(b, d->name);
     json_key(b, "nr_vcpus", false);
     put_u64(b, d->nr_vcpus);
-    uuid_format(d->uuid, uuid);
+    export_uuid_format(d->uuid, uuid);
     json_key(b, "uuid", false);
-    strbuf_json_string(b, uuid);
+    export_strbuf_json_string(b, uuid);
     json_domain_state(b, d);
-    json_figures(b, &d->figs, SCOPE_DOMAIN, false);
-    json_devices(b, "vifs", d->vifs, d->nr_vifs, SCOPE_VIF);
-    json_devices(b, "vbds", d->vbds, d->nr_vbds, SCOPE_VBD);
+    json_figures(b, &d->figs, EXPORT_SCOPE_DOMAIN, false);
+    json_devices(b, "vifs", d->vifs, d->nr_vifs, EXPORT_SCOPE_VIF);
+    json_devices(b, "vbds", d->vbds, d->nr_vbds, EXPORT_SCOPE_VBD);
     json_vcpus(b, d);
     json_key(b, "pv_budget", false);
     if (d->pv_monitored) {
         putc_(b, '{');
-        json_figures(b, &d->pv, SCOPE_PV, true);
+        json_figures(b, &d->pv, EXPORT_SCOPE_PV, true);
         putc_(b, '}');
     } else {
         puts_(b, "null");
@@ -254,16 +254,16 @@ static void json_domain(struct strbuf *b, const struct snap_domain *d)
     puts_(b, "]}");
 }
 
-int render_json(const struct snapshot *s, struct strbuf *b)
+int export_render_json(const struct export_snapshot *s, struct export_strbuf *b)
 {
     puts_(b, "{\"version\":1,");
     json_host(b, s);
     puts_(b, ",\"time\":");
-    export_buf_double(b, s->wall, true);
+    export_strbuf_double(b, s->wall, true);
     puts_(b, ",\"monotonic_ns\":");
     put_u64(b, s->monotonic_ns);
     puts_(b, ",\"interval\":");
-    export_buf_double(b, s->interval, true);
+    export_strbuf_double(b, s->interval, true);
     putc_(b, ',');
     json_agent(b, s);
     puts_(b, ",\"domains\":[");
@@ -273,5 +273,5 @@ int render_json(const struct snapshot *s, struct strbuf *b)
         json_domain(b, &s->domains[i]);
     }
     puts_(b, "]}\n");
-    return export_buf_finish(b);
+    return export_strbuf_finish(b);
 }

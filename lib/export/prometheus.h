@@ -10,12 +10,12 @@
 #include "export/private.h"
 
 struct emitter {
-    struct strbuf *b;
+    struct export_strbuf *b;
     bool om;
     bool labelled; /* the current sample has a '{' open */
     /* label sets of each domain and each set, escaped once per render */
-    const struct snapshot *snap;
-    struct strbuf prefixes;
+    const struct export_snapshot *snap;
+    struct export_strbuf prefixes;
     size_t *dom_prefix; /* offsets into prefixes, NUL-separated */
     size_t *set_prefix;
     uint32_t *dom_len, *set_len;
@@ -24,7 +24,7 @@ struct emitter {
 
 
 /* # HELP, # TYPE and # UNIT of a family named `name` (without _total/_info). */
-void export_prom_family_header(struct emitter *e, const char *name, size_t name_len, enum metric_kind kind,
+void export_prom_family_header(struct emitter *e, const char *name, size_t name_len, enum export_metric_kind kind,
                                const char *unit, const char *help);
 
 static inline void open_label(struct emitter *e)
@@ -44,7 +44,7 @@ static inline void label(struct emitter *e, const char *name, const char *value,
     open_label(e);
     puts_(e->b, name);
     puts_(e->b, "=\"");
-    export_buf_label(e->b, value);
+    export_strbuf_label(e->b, value);
     putc_(e->b, '"');
 }
 
@@ -75,7 +75,7 @@ static inline void end_ns(struct emitter *e, uint64_t ns)
 static inline void end_double(struct emitter *e, double v)
 {
     close_labels(e);
-    export_buf_double(e->b, v, false);
+    export_strbuf_double(e->b, v, false);
     putc_(e->b, '\n');
 }
 
@@ -85,14 +85,14 @@ static inline void put_prefix(struct emitter *e, size_t offset, uint32_t len)
     put(e->b, e->prefixes.data + offset, len);
 }
 
-static inline void domain_labels(struct emitter *e, const struct snap_domain *d)
+static inline void domain_labels(struct emitter *e, const struct export_domain *d)
 {
     size_t i = (size_t)(d - e->snap->domains);
 
     put_prefix(e, e->dom_prefix[i], e->dom_len[i]);
 }
 
-static inline void set_labels(struct emitter *e, const struct snap_domain *d, const struct snap_set *s)
+static inline void set_labels(struct emitter *e, const struct export_domain *d, const struct export_set *s)
 {
     size_t i = e->set_base[d - e->snap->domains] + (size_t)(s - d->sets);
 
@@ -100,7 +100,7 @@ static inline void set_labels(struct emitter *e, const struct snap_domain *d, co
 }
 
 
-static inline bool export_set_values_exported(const struct snap_set *s)
+static inline bool export_set_values_exported(const struct export_set *s)
 {
     /* Values of a set that stopped answering are not passed off as current. */
     return s->state == XENSTATS_PV_SET_ACTIVE || s->state == XENSTATS_PV_SET_SAMPLING ||
@@ -111,6 +111,6 @@ static inline bool export_set_values_exported(const struct snap_set *s)
  * The xenstats_guest_ families; *typed (the caller frees it) says which
  * statistics they exported, so that xenstats_pv_value leaves them out.
  */
-int export_prom_guest_families(struct emitter *e, const struct snapshot *s, bool **typed);
+int export_prom_guest_families(struct emitter *e, const struct export_snapshot *s, bool **typed);
 
 #endif

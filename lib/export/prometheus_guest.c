@@ -23,7 +23,7 @@ struct guest_sample {
     uint32_t ord;  /* the statistic's place among all of the snapshot's (struct guest_index) */
     uint32_t next; /* the family's next sample, in domain order; NONE ends */
     const char *provider, *device; /* device NULL when the set has none */
-    const struct snap_stat *stat;
+    const struct export_stat *stat;
     double created; /* the set's; 0: unknown */
 };
 
@@ -133,7 +133,7 @@ static int index_family(struct guest_index *x, uint32_t i)
 }
 
 /* A counter's value must be a number that can count: not NaN, not negative. */
-static bool guest_value_ok(const struct snap_stat *st, enum pv_stat_kind kind)
+static bool guest_value_ok(const struct export_stat *st, enum pv_stat_kind kind)
 {
     double v = st->v.dbl;
 
@@ -141,7 +141,7 @@ static bool guest_value_ok(const struct snap_stat *st, enum pv_stat_kind kind)
 }
 
 /* Every statistic that follows the convention, grouped by family in domain order. */
-static int collect_guest(const struct snapshot *s, struct guest_index *x)
+static int collect_guest(const struct export_snapshot *s, struct guest_index *x)
 {
     size_t most = 0;
 
@@ -157,17 +157,17 @@ static int collect_guest(const struct snapshot *s, struct guest_index *x)
     if (!x->samples || !x->typed)
         return -ENOMEM;
     for (uint32_t i = 0, ord = 0; i < s->nr_domains; i++) {
-        const struct snap_domain *d = &s->domains[i];
+        const struct export_domain *d = &s->domains[i];
 
         for (uint32_t j = 0; j < d->nr_sets; ord += d->sets[j++].nr_stats) {
-            const struct snap_set *set = &d->sets[j];
+            const struct export_set *set = &d->sets[j];
             const char *device;
             int group = pv_set_group(set->set, &device);
 
             if (group < 0 || !export_set_values_exported(set))
                 continue;
             for (uint32_t k = 0; k < set->nr_stats; k++) {
-                const struct snap_stat *st = &set->stats[k];
+                const struct export_stat *st = &set->stats[k];
                 struct pv_stat_name name;
 
                 if (!st->valid || pv_stat_classify(st->name, st->type, &name) < 0 || !guest_value_ok(st, name.kind))
@@ -216,7 +216,7 @@ static void guest_family(struct emitter *e, const struct guest_sample *g)
 
     snprintf(help, sizeof(help), "Statistic %.*s%s of the guests' PV stats sets of group %.*s (reported by the guest).",
              g->base_len, g->base, g->kind == PV_STAT_COUNTER ? "_total" : "", g->group_len, g->group);
-    export_prom_family_header(e, name, (size_t)n, g->kind == PV_STAT_COUNTER ? METRIC_COUNTER : METRIC_GAUGE,
+    export_prom_family_header(e, name, (size_t)n, g->kind == PV_STAT_COUNTER ? EXPORT_COUNTER : EXPORT_GAUGE,
                   pv_unit_name(g->unit), help);
 }
 
@@ -237,7 +237,7 @@ static void guest_series(struct emitter *e, const struct guest_sample *g, const 
 
 static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
 {
-    const struct snap_stat *st = g->stat;
+    const struct export_stat *st = g->stat;
 
     guest_series(e, g, g->kind == PV_STAT_COUNTER ? "_total" : "");
     if (st->type == XEN_PV_STATS_TYPE_S64) {
@@ -272,7 +272,7 @@ static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
  * exported here: every other numeric one is a sample of xenstats_pv_value,
  * so that each is exported once.
  */
-int export_prom_guest_families(struct emitter *e, const struct snapshot *s, bool **typed)
+int export_prom_guest_families(struct emitter *e, const struct export_snapshot *s, bool **typed)
 {
     struct guest_index x = {0};
     const struct guest_sample **run = NULL;

@@ -7,9 +7,9 @@
 
 #include "export/private.h"
 
-struct snapshot *snapshot_new(void)
+struct export_snapshot *export_snapshot_new(void)
 {
-    struct snapshot *s = calloc(1, sizeof(*s));
+    struct export_snapshot *s = calloc(1, sizeof(*s));
 
     if (!s) {
         errno = ENOMEM;
@@ -18,13 +18,13 @@ struct snapshot *snapshot_new(void)
     pthread_mutex_init(&s->lock, NULL);
     s->refs = 1;
     /* the agent's own counters are always there, from 0 */
-    for (int id = 0; id < FIG_COUNT; id++)
-        if (figure_decls[id].scope == SCOPE_AGENT)
-            figs_set(&s->agent.figs, (enum figure_id)id, 0);
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++)
+        if (export_figure_decls[id].scope == EXPORT_SCOPE_AGENT)
+            export_figs_set(&s->agent.figs, (enum export_figure_id)id, 0);
     return s;
 }
 
-struct snapshot *snapshot_ref(struct snapshot *s)
+struct export_snapshot *export_snapshot_ref(struct export_snapshot *s)
 {
     pthread_mutex_lock(&s->lock);
     s->refs++;
@@ -32,13 +32,13 @@ struct snapshot *snapshot_ref(struct snapshot *s)
     return s;
 }
 
-static void snapshot_free(struct snapshot *s)
+static void snapshot_destroy(struct export_snapshot *s)
 {
     for (uint32_t i = 0; i < s->nr_domains; i++) {
-        struct snap_domain *d = &s->domains[i];
+        struct export_domain *d = &s->domains[i];
 
         for (uint32_t j = 0; j < d->nr_sets; j++) {
-            struct snap_set *set = &d->sets[j];
+            struct export_set *set = &d->sets[j];
 
             for (uint32_t k = 0; !set->strings && k < set->nr_stats; k++) {
                 free(set->stats[k].name);
@@ -67,7 +67,7 @@ static void snapshot_free(struct snapshot *s)
     free(s);
 }
 
-void snapshot_unref(struct snapshot *s)
+void export_snapshot_unref(struct export_snapshot *s)
 {
     bool last;
 
@@ -77,27 +77,27 @@ void snapshot_unref(struct snapshot *s)
     last = --s->refs == 0;
     pthread_mutex_unlock(&s->lock);
     if (last)
-        snapshot_free(s);
+        snapshot_destroy(s);
 }
 
 /* The rendering, made now if it was not; s->lock held. */
-static const char *render_locked(struct snapshot *s, enum render_format format)
+static const char *render_locked(struct export_snapshot *s, enum export_format format)
 {
     if (!s->text[format]) {
-        struct strbuf b = {0};
-        int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
+        struct export_strbuf b = {0};
+        int r = format == EXPORT_FORMAT_JSON ? export_render_json(s, &b) : export_render_prometheus(s, format == EXPORT_FORMAT_OPENMETRICS, &b);
 
         if (r == 0) {
             s->text[format] = b.data;
             s->text_len[format] = b.len;
         } else {
-            strbuf_free(&b);
+            export_strbuf_free(&b);
         }
     }
     return s->text[format];
 }
 
-const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len)
+const char *export_snapshot_render(struct export_snapshot *s, enum export_format format, size_t *ret_len)
 {
     const char *text;
 
@@ -111,16 +111,16 @@ const char *snapshot_render(struct snapshot *s, enum render_format format, size_
     return text;
 }
 
-int snapshot_render_to(const struct snapshot *s, enum render_format format, render_sink *sink, void *ctx)
+int export_snapshot_render_to(const struct export_snapshot *s, enum export_format format, export_render_sink *sink, void *ctx)
 {
-    struct strbuf b = {.sink = sink, .sink_ctx = ctx};
-    int r = format == RENDER_JSON ? render_json(s, &b) : render_prometheus(s, format == RENDER_OPENMETRICS, &b);
+    struct export_strbuf b = {.sink = sink, .sink_ctx = ctx};
+    int r = format == EXPORT_FORMAT_JSON ? export_render_json(s, &b) : export_render_prometheus(s, format == EXPORT_FORMAT_OPENMETRICS, &b);
 
-    strbuf_free(&b);
+    export_strbuf_free(&b);
     return r;
 }
 
-const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
+const char *export_snapshot_render_encoded(struct export_snapshot *s, enum export_format format, export_snapshot_encoder *encode,
                                     size_t *ret_len)
 {
     const char *data;
@@ -147,22 +147,22 @@ const char *snapshot_render_encoded(struct snapshot *s, enum render_format forma
     return data;
 }
 
-void snap_domain_set_pv(struct snap_domain *d, const struct xenstats_pv_domain_info *info)
+void export_domain_set_pv(struct export_domain *d, const struct xenstats_pv_domain_info *info)
 {
-    struct snap_figs *f = &d->pv;
+    struct export_figs *f = &d->pv;
 
     d->pv_monitored = true;
-    figs_set(f, FIG_PV_DOMAIN_THROTTLED, info->throttled);
-    figs_set(f, FIG_PV_DOMAIN_SETS_REJECTED, info->sets_rejected);
-    figs_set(f, FIG_PV_DOMAIN_SETS_IGNORED, info->sets_ignored);
-    figs_set(f, FIG_PV_DOMAIN_RESCANS, info->rescans);
-    figs_set(f, FIG_PV_DOMAIN_XENSTORE_READS, info->xenstore_reads);
-    figs_set(f, FIG_PV_DOMAIN_BUDGET_EXCEEDED, info->budget_exceeded);
-    figs_set(f, FIG_PV_DOMAIN_LOG_SUPPRESSED, info->log_suppressed);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_THROTTLED, info->throttled);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_SETS_REJECTED, info->sets_rejected);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_SETS_IGNORED, info->sets_ignored);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_RESCANS, info->rescans);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_XENSTORE_READS, info->xenstore_reads);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_BUDGET_EXCEEDED, info->budget_exceeded);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_LOG_SUPPRESSED, info->log_suppressed);
 }
 
-void export_agent_figures(const struct snapshot *s, struct snap_figs *ret_figs)
+void export_agent_figures(const struct export_snapshot *s, struct export_figs *ret_figs)
 {
     *ret_figs = s->agent.figs;
-    figs_set(ret_figs, FIG_AGENT_DOMAINS, s->nr_domains);
+    export_figs_set(ret_figs, EXPORT_FIG_AGENT_DOMAINS, s->nr_domains);
 }

@@ -12,7 +12,7 @@
 #include "util/util.h"
 
 /* Hand what the buffer holds to its sink; false (and failed) when it refuses. */
-static bool drain(struct strbuf *b)
+static bool drain(struct export_strbuf *b)
 {
     int r;
 
@@ -28,7 +28,7 @@ static bool drain(struct strbuf *b)
     return true;
 }
 
-bool export_buf_grow(struct strbuf *b, size_t more)
+bool export_strbuf_grow(struct export_strbuf *b, size_t more)
 {
     size_t cap;
     char *d;
@@ -39,7 +39,7 @@ bool export_buf_grow(struct strbuf *b, size_t more)
         return false;
     if (b->len + more + 1 <= b->cap)
         return true;
-    cap = b->cap ? b->cap : b->sink ? RENDER_PIECE : 4096;
+    cap = b->cap ? b->cap : b->sink ? EXPORT_RENDER_PIECE : 4096;
     while (cap < b->len + more + 1)
         cap *= 2;
     d = realloc(b->data, cap);
@@ -53,14 +53,14 @@ bool export_buf_grow(struct strbuf *b, size_t more)
 }
 
 /* Room for n bytes in all, at once: a whole rendering (not with a sink). */
-void export_buf_reserve(struct strbuf *b, size_t n)
+void export_strbuf_reserve(struct export_strbuf *b, size_t n)
 {
     if (!b->sink && n > b->cap)
-        export_buf_grow(b, n - b->len);
+        export_strbuf_grow(b, n - b->len);
 }
 
 /* The end of a rendering: NUL-terminated, or all of it given to the sink. */
-int export_buf_finish(struct strbuf *b)
+int export_strbuf_finish(struct export_strbuf *b)
 {
     if (!b->failed && b->sink)
         drain(b);
@@ -68,12 +68,12 @@ int export_buf_finish(struct strbuf *b)
         return b->sink_error ? b->sink_error : -ENOMEM;
     if (b->sink)
         return 0;
-    if (!export_buf_grow(b, 0))
+    if (!export_strbuf_grow(b, 0))
         return -ENOMEM;
     b->data[b->len] = '\0';
     return 0;
 }
-void export_buf_double(struct strbuf *b, double v, bool json)
+void export_strbuf_double(struct export_strbuf *b, double v, bool json)
 {
     char tmp[40];
     int n;
@@ -95,7 +95,7 @@ void export_buf_double(struct strbuf *b, double v, bool json)
     put(b, tmp, (size_t)n);
 }
 
-void strbuf_free(struct strbuf *b)
+void export_strbuf_free(struct export_strbuf *b)
 {
     free(b->data);
     memset(b, 0, sizeof(*b));
@@ -104,7 +104,7 @@ void strbuf_free(struct strbuf *b)
 /* What an invalid UTF-8 byte becomes in every output: U+FFFD. */
 #define REPLACEMENT "\xef\xbf\xbd"
 
-void export_buf_label(struct strbuf *b, const char *s)
+void export_strbuf_label(struct export_strbuf *b, const char *s)
 {
     const char *run = s;
 
@@ -130,17 +130,17 @@ void export_buf_label(struct strbuf *b, const char *s)
     put(b, run, (size_t)(s - run));
 }
 
-void strbuf_label_value(struct strbuf *b, const char *s)
+void export_strbuf_label_value(struct export_strbuf *b, const char *s)
 {
-    export_buf_label(b, s);
-    export_buf_finish(b);
+    export_strbuf_label(b, s);
+    export_strbuf_finish(b);
 }
 
 /*
  * A JSON string: valid UTF-8 passes through unchanged, each byte of an
  * invalid sequence becomes U+FFFD, control characters are escaped.
  */
-void strbuf_json_string(struct strbuf *b, const char *s)
+void export_strbuf_json_string(struct export_strbuf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
 

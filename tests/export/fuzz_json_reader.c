@@ -13,21 +13,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct snapshot *s = NULL, *again = NULL;
-    struct strbuf b = {0};
+    struct export_snapshot *s = NULL, *again = NULL;
+    struct export_strbuf b = {0};
     char err[256];
 
-    if (snapshot_read_json((const char *)data, size, &s, err, sizeof(err)) < 0)
+    if (export_snapshot_read_json((const char *)data, size, &s, err, sizeof(err)) < 0)
         return 0;
-    if (render_prometheus(s, true, &b) < 0)
+    if (export_render_prometheus(s, true, &b) < 0)
         abort();
-    strbuf_free(&b);
-    if (render_json(s, &b) < 0)
+    export_strbuf_free(&b);
+    if (export_render_json(s, &b) < 0)
         abort();
-    if (snapshot_read_json(b.data, b.len, &again, err, sizeof(err)) < 0)
+    if (export_snapshot_read_json(b.data, b.len, &again, err, sizeof(err)) < 0)
         abort();
-    strbuf_free(&b);
-    snapshot_unref(again);
-    snapshot_unref(s);
+    export_strbuf_free(&b);
+    export_snapshot_unref(again);
+    export_snapshot_unref(s);
     return 0;
 }

@@ -23,9 +23,9 @@
 #error "build with -DXENSTATS_TEST_FIGURE"
 #endif
 
-static struct snapshot *one_domain(void)
+static struct export_snapshot *one_domain(void)
 {
-    struct snapshot *s = snapshot_new();
+    struct export_snapshot *s = export_snapshot_new();
 
     assert_non_null(s);
     s->backend = "emu";
@@ -35,72 +35,72 @@ static struct snapshot *one_domain(void)
     s->nr_domains = 1;
     s->domains[0].domid = 3;
     snprintf(s->domains[0].name, sizeof(s->domains[0].name), "guest");
-    figs_set(&s->domains[0].figs, FIG_TEST, 4242);
+    export_figs_set(&s->domains[0].figs, EXPORT_FIG_TEST, 4242);
     return s;
 }
 
 static void test_prometheus(void **state)
 {
-    struct snapshot *s = one_domain();
-    struct strbuf b = {0};
+    struct export_snapshot *s = one_domain();
+    struct export_strbuf b = {0};
 
     (void)state;
-    assert_int_equal(render_prometheus(s, false, &b), 0);
+    assert_int_equal(export_render_prometheus(s, false, &b), 0);
     assert_non_null(strstr(b.data, "# HELP xenstats_domain_test_figure A figure for tests only.\n"));
     assert_non_null(strstr(b.data, "# TYPE xenstats_domain_test_figure gauge\n"));
     assert_non_null(strstr(b.data, "\nxenstats_domain_test_figure{domid=\"3\",domain=\"guest\"} 4242\n"));
-    strbuf_free(&b);
-    assert_int_equal(render_prometheus(s, true, &b), 0);
+    export_strbuf_free(&b);
+    assert_int_equal(export_render_prometheus(s, true, &b), 0);
     assert_non_null(strstr(b.data, "\nxenstats_domain_test_figure{domid=\"3\",domain=\"guest\"} 4242\n"));
-    strbuf_free(&b);
-    snapshot_unref(s);
+    export_strbuf_free(&b);
+    export_snapshot_unref(s);
 }
 
 static void test_json_and_top(void **state)
 {
-    struct snapshot *s = one_domain();
+    struct export_snapshot *s = one_domain();
     struct top_snapshot *view = NULL;
-    struct strbuf b = {0};
+    struct export_strbuf b = {0};
     char err[256] = "", line[1024];
 
     (void)state;
-    assert_int_equal(render_json(s, &b), 0);
+    assert_int_equal(export_render_json(s, &b), 0);
     assert_non_null(strstr(b.data, "\"test_figure\":4242"));
     if (top_snapshot_parse(b.data, b.len, &view, err, sizeof(err)))
         fail_msg("%s", err);
-    assert_true(view->domains[0].fig_valid[FIG_TEST]);
-    assert_true(view->domains[0].fig[FIG_TEST] == 4242.0);
+    assert_true(view->domains[0].fig_valid[EXPORT_FIG_TEST]);
+    assert_true(view->domains[0].fig[EXPORT_FIG_TEST] == 4242.0);
     top_format_header(line, sizeof(line), 5, -1);
     assert_non_null(strstr(line, " TESTFIG "));
     top_format_row(line, sizeof(line), &view->domains[0], 5, true);
     assert_non_null(strstr(line, " 4242 "));
     top_snapshot_free(view);
-    strbuf_free(&b);
+    export_strbuf_free(&b);
 
     /* not known: absent from the text, null in the JSON, '-' in top */
-    s->domains[0].figs.valid[FIG_TEST] = false;
-    assert_int_equal(render_json(s, &b), 0);
+    s->domains[0].figs.valid[EXPORT_FIG_TEST] = false;
+    assert_int_equal(export_render_json(s, &b), 0);
     assert_non_null(strstr(b.data, "\"test_figure\":null"));
     assert_int_equal(top_snapshot_parse(b.data, b.len, &view, err, sizeof(err)), 0);
-    assert_false(view->domains[0].fig_valid[FIG_TEST]);
+    assert_false(view->domains[0].fig_valid[EXPORT_FIG_TEST]);
     top_snapshot_free(view);
-    strbuf_free(&b);
-    assert_int_equal(render_prometheus(s, false, &b), 0);
+    export_strbuf_free(&b);
+    assert_int_equal(export_render_prometheus(s, false, &b), 0);
     assert_null(strstr(b.data, "\nxenstats_domain_test_figure{"));
-    strbuf_free(&b);
-    snapshot_unref(s);
+    export_strbuf_free(&b);
+    export_snapshot_unref(s);
 }
 
 /* The ns flag of every figure is exactly "its unit is seconds". */
 static void test_seconds_flag(void **state)
 {
     (void)state;
-    for (int id = 0; id < FIG_COUNT; id++) {
-        const char *unit = metric_decls[figure_decls[id].metric].unit;
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+        const char *unit = export_metric_decls[export_figure_decls[id].metric].unit;
 
-        if (figure_decls[id].ns != !strcmp(unit, "seconds"))
-            fail_msg("%s: unit '%s' but ns %d", metric_decls[figure_decls[id].metric].name, unit,
-                     figure_decls[id].ns);
+        if (export_figure_decls[id].ns != !strcmp(unit, "seconds"))
+            fail_msg("%s: unit '%s' but ns %d", export_metric_decls[export_figure_decls[id].metric].name, unit,
+                     export_figure_decls[id].ns);
     }
 }
 
@@ -112,7 +112,7 @@ static void test_reference(void **state)
 
     (void)state;
     assert_non_null(out);
-    metrics_reference(out);
+    export_metrics_reference(out);
     fclose(out);
     assert_non_null(strstr(text, "| `xenstats_domain_test_figure` | gauge | - | domid,domain | A figure for tests only. |"));
     free(text);

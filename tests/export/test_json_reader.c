@@ -18,22 +18,22 @@
 
 #include "export/export.h"
 
-static struct snap_stat stat_of(const char *name, uint8_t type, bool valid)
+static struct export_stat stat_of(const char *name, uint8_t type, bool valid)
 {
-    return (struct snap_stat){.name = strdup(name), .type = type, .valid = valid};
+    return (struct export_stat){.name = strdup(name), .type = type, .valid = valid};
 }
 
-static void fill_set(struct snap_set *set, const char *provider, const char *name, enum xenstats_pv_set_state state)
+static void fill_set(struct export_set *set, const char *provider, const char *name, enum xenstats_pv_set_state state)
 {
     set->provider = strdup(provider);
     set->set = strdup(name);
     set->reason = strdup(state == XENSTATS_PV_SET_REJECTED ? "bad \"name\" page" : "");
     set->state = state;
     set->created = 1796548952.3314266;
-    figs_set(&set->figs, FIG_PV_SET_SAMPLES, 12);
-    figs_set(&set->figs, FIG_PV_SET_TIMEOUTS, 1);
-    figs_set(&set->figs, FIG_PV_SET_ERRORS, 0);
-    figs_set(&set->figs, FIG_PV_SET_LATENCY, 142392757);
+    export_figs_set(&set->figs, EXPORT_FIG_PV_SET_SAMPLES, 12);
+    export_figs_set(&set->figs, EXPORT_FIG_PV_SET_TIMEOUTS, 1);
+    export_figs_set(&set->figs, EXPORT_FIG_PV_SET_ERRORS, 0);
+    export_figs_set(&set->figs, EXPORT_FIG_PV_SET_LATENCY, 142392757);
     set->nr_stats = 5;
     set->stats = calloc(5, sizeof(*set->stats));
     assert_non_null(set->stats);
@@ -48,10 +48,10 @@ static void fill_set(struct snap_set *set, const char *provider, const char *nam
     set->stats[4] = stat_of("later", XEN_PV_STATS_TYPE_U64, false);
 }
 
-static struct snapshot *rich(void)
+static struct export_snapshot *rich(void)
 {
-    struct snapshot *s = snapshot_new();
-    struct snap_domain *d;
+    struct export_snapshot *s = export_snapshot_new();
+    struct export_domain *d;
 
     assert_non_null(s);
     s->backend = "emu";
@@ -61,14 +61,14 @@ static struct snapshot *rich(void)
     s->interval = 0.5;
     snprintf(s->xen_version, sizeof(s->xen_version), "4.20.1");
     snprintf(s->scheduler, sizeof(s->scheduler), "credit2");
-    figs_set(&s->host, FIG_HOST_PCPUS, 2);
-    figs_set(&s->host, FIG_HOST_MEMORY_TOTAL, 8ULL << 30);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_PCPUS, 2);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_MEMORY_TOTAL, 8ULL << 30);
     s->nr_pcpus = 2;
     s->pcpus = calloc(2, sizeof(*s->pcpus));
     assert_non_null(s->pcpus);
-    figs_set(&s->pcpus[1], FIG_PCPU_IDLE, 5000000001ULL);
-    figs_set(&s->agent.figs, FIG_AGENT_SAMPLES, 7);
-    figs_set(&s->agent.figs, FIG_AGENT_SAMPLE_DURATION, 1234567);
+    export_figs_set(&s->pcpus[1], EXPORT_FIG_PCPU_IDLE, 5000000001ULL);
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_SAMPLES, 7);
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_SAMPLE_DURATION, 1234567);
     s->agent.sets_by_state[XENSTATS_PV_SET_ACTIVE] = 1;
     s->agent.sets_by_state[XENSTATS_PV_SET_REJECTED] = 1;
     s->nr_domains = 2;
@@ -84,13 +84,13 @@ static struct snapshot *rich(void)
         d->uuid[i] = (uint8_t)(i * 17);
     d->flags = XENSTATS_DOMAIN_SHUTDOWN | XENSTATS_DOMAIN_PAUSED;
     d->shutdown_reason = 1;
-    figs_set(&d->figs, FIG_DOMAIN_CPU, 98765432101ULL);
-    figs_set(&d->figs, FIG_DOMAIN_MEMORY, 1ULL << 30);
+    export_figs_set(&d->figs, EXPORT_FIG_DOMAIN_CPU, 98765432101ULL);
+    export_figs_set(&d->figs, EXPORT_FIG_DOMAIN_MEMORY, 1ULL << 30);
     d->nr_vifs = 1;
     d->vifs = calloc(1, sizeof(*d->vifs));
     assert_non_null(d->vifs);
     snprintf(d->vifs[0].name, sizeof(d->vifs[0].name), "vif7.0");
-    figs_set(&d->vifs[0].figs, FIG_VIF_RX_BYTES, 1000);
+    export_figs_set(&d->vifs[0].figs, EXPORT_FIG_VIF_RX_BYTES, 1000);
     d->nr_vcpus = 2;
     d->vcpu_source = XENSTATS_VCPU_SOURCE_RESOURCE;
     d->vcpus = calloc(2, sizeof(*d->vcpus));
@@ -103,9 +103,9 @@ static struct snapshot *rich(void)
     d->vcpus[0].changes = 42;
     d->vcpus[1].state = 0xff;
     d->pv_monitored = true;
-    figs_set(&d->pv, FIG_PV_DOMAIN_THROTTLED, 1);
-    figs_set(&d->pv, FIG_PV_DOMAIN_SETS_REJECTED, 1);
-    figs_set(&d->pv, FIG_PV_DOMAIN_RESCANS, 3);
+    export_figs_set(&d->pv, EXPORT_FIG_PV_DOMAIN_THROTTLED, 1);
+    export_figs_set(&d->pv, EXPORT_FIG_PV_DOMAIN_SETS_REJECTED, 1);
+    export_figs_set(&d->pv, EXPORT_FIG_PV_DOMAIN_RESCANS, 3);
     d->nr_sets = 2;
     d->sets = calloc(2, sizeof(*d->sets));
     assert_non_null(d->sets);
@@ -116,34 +116,34 @@ static struct snapshot *rich(void)
 
 static void test_round_trip(void **state)
 {
-    struct snapshot *s = rich(), *back = NULL;
-    struct strbuf a = {0}, b = {0};
+    struct export_snapshot *s = rich(), *back = NULL;
+    struct export_strbuf a = {0}, b = {0};
     char err[256] = "";
 
     (void)state;
-    assert_int_equal(render_json(s, &a), 0);
-    if (snapshot_read_json(a.data, a.len, &back, err, sizeof(err)))
+    assert_int_equal(export_render_json(s, &a), 0);
+    if (export_snapshot_read_json(a.data, a.len, &back, err, sizeof(err)))
         fail_msg("%s", err);
-    assert_int_equal(render_json(back, &b), 0);
+    assert_int_equal(export_render_json(back, &b), 0);
     assert_string_equal(b.data, a.data);
     /* and so do the text formats, but for the PV sets by state (the JSON
      * has only their total and the rejected ones) */
-    strbuf_free(&a);
-    strbuf_free(&b);
-    assert_int_equal(render_prometheus(s, true, &a), 0);
-    assert_int_equal(render_prometheus(back, true, &b), 0);
+    export_strbuf_free(&a);
+    export_strbuf_free(&b);
+    assert_int_equal(export_render_prometheus(s, true, &a), 0);
+    assert_int_equal(export_render_prometheus(back, true, &b), 0);
     assert_string_equal(b.data, a.data);
-    strbuf_free(&a);
-    strbuf_free(&b);
-    snapshot_unref(back);
-    snapshot_unref(s);
+    export_strbuf_free(&a);
+    export_strbuf_free(&b);
+    export_snapshot_unref(back);
+    export_snapshot_unref(s);
 }
 
 static void expect_bad(const char *json, const char *want)
 {
-    struct snapshot *s = NULL;
+    struct export_snapshot *s = NULL;
     char err[256] = "";
-    int r = snapshot_read_json(json, strlen(json), &s, err, sizeof(err));
+    int r = export_snapshot_read_json(json, strlen(json), &s, err, sizeof(err));
 
     if (r != -EBADMSG || !strstr(err, want))
         fail_msg("%s: got %d '%s', want '%s'", json, r, err, want);
