@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * One declaration drives every output.  This program is built with
- * XENSTATS_TEST_FIGURE, which adds one FIGURE line to metrics.def and
- * nothing else; the figure must then appear, with its value, in the
- * Prometheus and OpenMetrics text, the JSON, what `xenstats top` decodes
- * from that JSON, top's header and row, and the metrics reference.
+ * XENSTATS_TEST_FIGURE, which adds FIGURE lines to metrics.def and
+ * nothing else: a domain's, a PV set's and a PV budget's.  Each must then
+ * appear, with its value, in the Prometheus and OpenMetrics text, the
+ * JSON, what lib/export's reader and `xenstats top` decode from that JSON,
+ * top's header and row (a domain's figure), and the metrics reference.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -104,6 +105,49 @@ static void test_seconds_flag(void **state)
     }
 }
 
+/* Figures of a PV set and of a domain's PV budget: a line each too. */
+static void test_other_scopes(void **state)
+{
+    struct export_snapshot *s = one_domain(), *back = NULL;
+    struct export_domain *d = &s->domains[0];
+    struct export_strbuf b = {0};
+    char err[256] = "";
+
+    (void)state;
+    d->nr_sets = 1;
+    d->sets = calloc(1, sizeof(*d->sets));
+    assert_non_null(d->sets);
+    d->sets[0].provider = strdup("p");
+    d->sets[0].set = strdup("s");
+    d->sets[0].reason = strdup("");
+    export_figs_set(&d->sets[0].figs, EXPORT_FIG_TEST_SET, 1500000000);
+    d->pv_monitored = true;
+    export_figs_set(&d->pv, EXPORT_FIG_TEST_PV, 1);
+
+    assert_int_equal(export_render_prometheus(s, false, &b), 0);
+    assert_non_null(strstr(b.data, "# TYPE xenstats_pv_set_test_seconds_total counter\n"));
+    assert_non_null(strstr(b.data, "\nxenstats_pv_set_test_seconds_total{domid=\"3\",domain=\"guest\",provider=\"p\","
+                                   "set=\"s\"} 1.500000000\n"));
+    assert_non_null(strstr(b.data, "\nxenstats_pv_domain_test_flag{domid=\"3\",domain=\"guest\"} 1\n"));
+    export_strbuf_free(&b);
+    assert_int_equal(export_render_prometheus(s, true, &b), 0);
+    assert_non_null(strstr(b.data, "# UNIT xenstats_pv_set_test_seconds seconds\n"));
+    export_strbuf_free(&b);
+
+    assert_int_equal(export_render_json(s, &b), 0);
+    assert_non_null(strstr(b.data, "\"test_seconds\":1.500000000,"));
+    assert_non_null(strstr(b.data, "\"test_flag\":true}"));
+    /* and read back by the same declarations */
+    if (export_snapshot_read_json(b.data, b.len, &back, err, sizeof(err)))
+        fail_msg("%s", err);
+    assert_true(back->domains[0].sets[0].figs.valid[EXPORT_FIG_TEST_SET]);
+    assert_true(back->domains[0].sets[0].figs.v[EXPORT_FIG_TEST_SET] == 1500000000);
+    assert_true(back->domains[0].pv.valid[EXPORT_FIG_TEST_PV] && back->domains[0].pv.v[EXPORT_FIG_TEST_PV] == 1);
+    export_snapshot_unref(back);
+    export_strbuf_free(&b);
+    export_snapshot_unref(s);
+}
+
 static void test_reference(void **state)
 {
     char *text = NULL;
@@ -115,6 +159,8 @@ static void test_reference(void **state)
     export_metrics_reference(out);
     fclose(out);
     assert_non_null(strstr(text, "| `xenstats_domain_test_figure` | gauge | - | domid,domain | A figure for tests only. |"));
+    assert_non_null(strstr(text, "| `xenstats_pv_set_test_seconds_total` | counter | seconds | "
+                                 "domid,domain,provider,set | A set's figure for tests only. |"));
     free(text);
 }
 
@@ -123,6 +169,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prometheus),
         cmocka_unit_test(test_json_and_top),
+        cmocka_unit_test(test_other_scopes),
         cmocka_unit_test(test_seconds_flag),
         cmocka_unit_test(test_reference),
     };
