@@ -104,9 +104,13 @@ void top_format_header(char *buf, size_t len, int name_width, int sort)
         const struct column *c = &columns[i];
 
         if (c->cell == CELL_FIGURES) {
-            for (int id = 0; id < EXPORT_FIG_COUNT; id++)
-                if (export_figure_decls[id].scope == EXPORT_SCOPE_DOMAIN && export_figure_decls[id].top[0])
-                    cell(buf, len, &pos, c, name_width, export_figure_decls[id].top);
+            for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+                if (export_figure_decls[id].scope != EXPORT_SCOPE_DOMAIN || !export_figure_decls[id].top[0])
+                    continue;
+                snprintf(title, sizeof(title), "%s%s", export_figure_decls[id].top,
+                         sort == TOP_SORT_FIGURE + id ? "*" : "");
+                cell(buf, len, &pos, c, name_width, title);
+            }
             continue;
         }
         snprintf(title, sizeof(title), "%s%s", c->title, c->sort_key >= 0 && c->sort_key == sort ? "*" : "");

@@ -782,14 +782,31 @@ const struct top_sort_info top_sort_keys[TOP_NR_SORT_KEYS] = {
     [TOP_SORT_RUNNABLE] = {"runnable", 'w', true}, [TOP_SORT_BLOCKED] = {"blocked", 'b', true},
     [TOP_SORT_OFFLINE] = {"offline", 'o', true},   [TOP_SORT_CHANGES] = {"changes", 'c', true},
     [TOP_SORT_SETS] = {"sets", 'p', true},         [TOP_SORT_WORST] = {"worst", 'x', true},
+/* a domain figure with a top column sorts by its JSON key, biggest first */
+#define METRIC(id, n, k, u, l, h)
+#define FIGURE_AS(id, sc, n, k, u, j, form, t, h)                                                                     \
+    [TOP_SORT_FIGURE + EXPORT_FIG_##id] = {EXPORT_SCOPE_##sc == EXPORT_SCOPE_DOMAIN && sizeof(t) > 1 ? j : NULL, 0, true},
+#include "export/metrics.def"
+#undef FIGURE_AS
+#undef METRIC
 };
+
+enum top_sort_key top_sort_next(enum top_sort_key key, int step)
+{
+    unsigned int k = (unsigned int)key;
+
+    do
+        k = (k + TOP_NR_SORT_KEYS + (unsigned int)step) % TOP_NR_SORT_KEYS;
+    while (!top_sort_keys[k].name);
+    return (enum top_sort_key)k;
+}
 
 int top_sort_parse(const char *name, enum top_sort_key *ret_key)
 {
     unsigned int k;
 
     for (k = 0; k < TOP_NR_SORT_KEYS; k++) {
-        if (!strcmp(name, top_sort_keys[k].name)) {
+        if (top_sort_keys[k].name && !strcmp(name, top_sort_keys[k].name)) {
             *ret_key = (enum top_sort_key)k;
             return 0;
         }
@@ -824,9 +841,13 @@ static bool figure(const struct top_domain *d, enum top_sort_key key, double *re
     case TOP_SORT_WORST:
         *ret = d->worst;
         return d->nr_sets > 0;
-    default:
+    case TOP_SORT_DOMID:
+    case TOP_SORT_NAME:
         *ret = d->domid;
         return true;
+    default:
+        *ret = d->fig[key - TOP_SORT_FIGURE];
+        return d->fig_valid[key - TOP_SORT_FIGURE];
     }
 }
 

@@ -357,15 +357,7 @@ static void set_values(struct emitter *e, const struct export_domain *d, const s
         set_labels(e, d, set);
         label(e, "statistic", st->name, false);
         label(e, "type", xenstats_pv_type_name(st->type), false);
-        if (st->type == XEN_PV_STATS_TYPE_S64) {
-            close_labels(e);
-            put_s64(e->b, st->v.s64);
-            putc_(e->b, '\n');
-        } else if (st->type == XEN_PV_STATS_TYPE_U64) {
-            end_u64(e, st->v.u64);
-        } else {
-            end_double(e, st->v.dbl);
-        }
+        end_stat(e, st);
     }
 }
 

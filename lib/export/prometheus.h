@@ -79,6 +79,20 @@ static inline void end_double(struct emitter *e, double v)
     putc_(e->b, '\n');
 }
 
+/* The value of a guest's numeric statistic, and the end of its sample. */
+static inline void end_stat(struct emitter *e, const struct export_stat *st)
+{
+    if (st->type == XEN_PV_STATS_TYPE_S64) {
+        close_labels(e);
+        put_s64(e->b, st->v.s64);
+        putc_(e->b, '\n');
+    } else if (st->type == XEN_PV_STATS_TYPE_U64) {
+        end_u64(e, st->v.u64);
+    } else {
+        end_double(e, st->v.dbl);
+    }
+}
+
 static inline void put_prefix(struct emitter *e, size_t offset, uint32_t len)
 {
     open_label(e);

@@ -240,15 +240,7 @@ static void guest_sample_line(struct emitter *e, const struct guest_sample *g)
     const struct export_stat *st = g->stat;
 
     guest_series(e, g, g->kind == PV_STAT_COUNTER ? "_total" : "");
-    if (st->type == XEN_PV_STATS_TYPE_S64) {
-        close_labels(e);
-        put_s64(e->b, st->v.s64);
-        putc_(e->b, '\n');
-    } else if (st->type == XEN_PV_STATS_TYPE_U64) {
-        end_u64(e, st->v.u64);
-    } else {
-        end_double(e, st->v.dbl);
-    }
+    end_stat(e, st);
     /* OpenMetrics: when the counter started, so that a provider publishing
      * again (restarted, or its domain restored) is seen as a reset */
     if (e->om && g->kind == PV_STAT_COUNTER && g->created > 0) {

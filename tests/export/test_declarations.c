@@ -20,6 +20,7 @@
 #include "export/export.h"
 #include "top/format.h"
 #include "top/snapshot.h"
+#include "top/sort.h"
 
 #ifndef XENSTATS_TEST_FIGURE
 #error "build with -DXENSTATS_TEST_FIGURE"
@@ -74,6 +75,15 @@ static void test_json_and_top(void **state)
     assert_true(view->domains[0].fig[EXPORT_FIG_TEST] == 4242.0);
     top_format_header(line, sizeof(line), 5, -1);
     assert_non_null(strstr(line, " TESTFIG "));
+    /* a sort key too, by its JSON key, marked in the header */
+    {
+        enum top_sort_key key;
+
+        assert_int_equal(top_sort_parse("test_figure", &key), 0);
+        assert_int_equal(key, TOP_SORT_FIGURE + EXPORT_FIG_TEST);
+        top_format_header(line, sizeof(line), 5, key);
+        assert_non_null(strstr(line, " TESTFIG* "));
+    }
     top_format_row(line, sizeof(line), &view->domains[0], 5, true);
     assert_non_null(strstr(line, " 4242 "));
     top_snapshot_free(view);
