@@ -5,6 +5,7 @@
  * tables.  The writers of every format, top and the tests read these.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "export/private.h"
 #include "pv/parse.h"
@@ -48,6 +49,24 @@ const struct export_figure_decl export_figure_decls[EXPORT_FIG_COUNT] = {
 #undef FIGURE_AS
 #undef METRIC
 };
+
+uint8_t export_figure_slot[EXPORT_FIG_COUNT];
+
+/* Each figure's rank among its scope's, before anything can set one. */
+__attribute__((constructor)) static void number_slots(void)
+{
+    unsigned int next[EXPORT_SCOPE_SET + 1] = {0};
+
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+        unsigned int *n = &next[export_figure_decls[id].scope];
+
+        if (*n >= EXPORT_FIGS_MAX) {
+            fprintf(stderr, "lib/export: more than EXPORT_FIGS_MAX figures of one scope in metrics.def\n");
+            abort();
+        }
+        export_figure_slot[id] = (uint8_t)(*n)++;
+    }
+}
 
 const char *const export_domain_state_names[EXPORT_NR_DOMAIN_STATES] = {"running", "blocked", "paused",
                                                                        "shutdown", "crashed", "dying"};

@@ -64,16 +64,40 @@ struct export_figure_decl {
 
 extern const struct export_figure_decl export_figure_decls[EXPORT_FIG_COUNT];
 
-/* The figures of one object; a figure not known is absent from every output. */
+/*
+ * The figures of one object; a figure not known is absent from every
+ * output.  An object holds only its scope's figures: each figure's slot is
+ * its rank among its scope's (export_figure_slot), so a thousand domains,
+ * their devices and their sets do not each carry room for every figure.
+ */
+#define EXPORT_FIGS_MAX 24 /* the most figures of one scope; decls.c checks it */
+extern uint8_t export_figure_slot[EXPORT_FIG_COUNT];
+
 struct export_figs {
-    uint64_t v[EXPORT_FIG_COUNT];
-    bool valid[EXPORT_FIG_COUNT];
+    uint64_t v[EXPORT_FIGS_MAX];
+    bool valid[EXPORT_FIGS_MAX];
 };
 
 static inline void export_figs_set(struct export_figs *f, enum export_figure_id id, uint64_t v)
 {
-    f->v[id] = v;
-    f->valid[id] = true;
+    f->v[export_figure_slot[id]] = v;
+    f->valid[export_figure_slot[id]] = true;
+}
+
+static inline void export_figs_forget(struct export_figs *f, enum export_figure_id id)
+{
+    f->valid[export_figure_slot[id]] = false;
+}
+
+static inline bool export_figs_known(const struct export_figs *f, enum export_figure_id id)
+{
+    return f->valid[export_figure_slot[id]];
+}
+
+/* The value of a figure of the object's scope (0 when not known). */
+static inline uint64_t export_figs_get(const struct export_figs *f, enum export_figure_id id)
+{
+    return f->v[export_figure_slot[id]];
 }
 
 /* A UUID as 8-4-4-4-12 lower-case hex digits. */

@@ -257,11 +257,15 @@ static int read_figures(struct reader *c, const char *where, struct json_object 
             if (!json_object_is_type(v, json_type_boolean))
                 return bad(c, where, fd->json, "expected true, false or null");
             export_figs_set(f, (enum export_figure_id)id, json_object_get_boolean(v));
-        } else if (fd->ns) {
-            if (get_ns(c, where, o, fd->json, &f->valid[id], &f->v[id]))
+        } else {
+            bool valid = false;
+            uint64_t u = 0;
+
+            if (fd->ns ? get_ns(c, where, o, fd->json, &valid, &u)
+                       : get_uint(c, where, o, fd->json, UINT64_MAX, false, &valid, &u))
                 return c->r;
-        } else if (get_uint(c, where, o, fd->json, UINT64_MAX, false, &f->valid[id], &f->v[id])) {
-            return c->r;
+            if (valid)
+                export_figs_set(f, (enum export_figure_id)id, u);
         }
     }
     return 0;

@@ -36,16 +36,18 @@ static void json_figure(struct export_strbuf *b, const struct export_figs *f, en
 {
     const struct export_figure_decl *fd = &export_figure_decls[id];
 
-    if (!f->valid[id])
+    uint64_t v = export_figs_get(f, id);
+
+    if (!export_figs_known(f, id))
         puts_(b, "null");
     else if (fd->json_form == EXPORT_JSON_BOOL)
-        puts_(b, f->v[id] ? "true" : "false");
+        puts_(b, v ? "true" : "false");
     else if (fd->json_form == EXPORT_JSON_DOUBLE)
-        export_strbuf_double(b, fd->ns ? (double)f->v[id] / 1e9 : (double)f->v[id], true);
+        export_strbuf_double(b, fd->ns ? (double)v / 1e9 : (double)v, true);
     else if (fd->ns)
-        put_ns_seconds(b, f->v[id]);
+        put_ns_seconds(b, v);
     else
-        put_u64(b, f->v[id]);
+        put_u64(b, v);
 }
 
 /* "key":value for each figure of the scope (null when not known), each

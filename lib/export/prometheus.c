@@ -125,16 +125,16 @@ static void free_prefixes(struct emitter *e)
 static void end_figure(struct emitter *e, const struct export_figs *f, enum export_figure_id id)
 {
     if (export_figure_decls[id].ns)
-        end_ns(e, f->v[id]);
+        end_ns(e, export_figs_get(f, id));
     else
-        end_u64(e, f->v[id]);
+        end_u64(e, export_figs_get(f, id));
 }
 
 static void device_figure(struct emitter *e, enum export_figure_id id, const struct export_domain *d,
                           const struct export_device *devs, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++) {
-        if (!devs[k].figs.valid[id])
+        if (!export_figs_known(&devs[k].figs, id))
             continue;
         sample(e, export_figure_decls[id].metric);
         domain_labels(e, d);
@@ -154,7 +154,7 @@ static void domain_figure(struct emitter *e, enum export_figure_id id, const str
         device_figure(e, id, d, d->vbds, d->nr_vbds);
     } else if (fd->scope == EXPORT_SCOPE_SET) {
         for (uint32_t j = 0; j < d->nr_sets; j++) {
-            if (!d->sets[j].figs.valid[id])
+            if (!export_figs_known(&d->sets[j].figs, id))
                 continue;
             sample(e, fd->metric);
             set_labels(e, d, &d->sets[j]);
@@ -163,7 +163,7 @@ static void domain_figure(struct emitter *e, enum export_figure_id id, const str
     } else {
         const struct export_figs *f = fd->scope == EXPORT_SCOPE_PV ? &d->pv : &d->figs;
 
-        if (!f->valid[id] || (fd->scope == EXPORT_SCOPE_PV && !d->pv_monitored))
+        if (!export_figs_known(f, id) || (fd->scope == EXPORT_SCOPE_PV && !d->pv_monitored))
             return;
         sample(e, fd->metric);
         domain_labels(e, d);
@@ -185,12 +185,13 @@ static void figures(struct emitter *e, const struct export_snapshot *s, enum exp
         if (fd->scope < first || fd->scope > last || !export_metric_decls[fd->metric].name[0])
             continue;
         family(e, fd->metric);
-        if ((fd->scope == EXPORT_SCOPE_AGENT && agent.valid[id]) || (fd->scope == EXPORT_SCOPE_HOST && s->host.valid[id])) {
+        if ((fd->scope == EXPORT_SCOPE_AGENT && export_figs_known(&agent, (enum export_figure_id)id)) ||
+            (fd->scope == EXPORT_SCOPE_HOST && export_figs_known(&s->host, (enum export_figure_id)id))) {
             sample(e, fd->metric);
             end_figure(e, fd->scope == EXPORT_SCOPE_AGENT ? &agent : &s->host, (enum export_figure_id)id);
         }
         for (uint32_t i = 0; fd->scope == EXPORT_SCOPE_PCPU && i < s->nr_pcpus; i++) {
-            if (!s->pcpus[i].valid[id])
+            if (!export_figs_known(&s->pcpus[i], (enum export_figure_id)id))
                 continue;
             sample(e, fd->metric);
             label_u64(e, "cpu", i, true);

@@ -90,7 +90,7 @@ static void test_json_and_top(void **state)
     export_strbuf_free(&b);
 
     /* not known: absent from the text, null in the JSON, '-' in top */
-    s->domains[0].figs.valid[EXPORT_FIG_TEST] = false;
+    export_figs_forget(&s->domains[0].figs, EXPORT_FIG_TEST);
     assert_int_equal(export_render_json(s, &b), 0);
     assert_non_null(strstr(b.data, "\"test_figure\":null"));
     assert_int_equal(top_snapshot_parse(b.data, b.len, &view, err, sizeof(err)), 0);
@@ -151,9 +151,10 @@ static void test_other_scopes(void **state)
     /* and read back by the same declarations */
     if (export_snapshot_read_json(b.data, b.len, &back, err, sizeof(err)))
         fail_msg("%s", err);
-    assert_true(back->domains[0].sets[0].figs.valid[EXPORT_FIG_TEST_SET]);
-    assert_true(back->domains[0].sets[0].figs.v[EXPORT_FIG_TEST_SET] == 1500000000);
-    assert_true(back->domains[0].pv.valid[EXPORT_FIG_TEST_PV] && back->domains[0].pv.v[EXPORT_FIG_TEST_PV] == 1);
+    assert_true(export_figs_known(&back->domains[0].sets[0].figs, EXPORT_FIG_TEST_SET));
+    assert_true(export_figs_get(&back->domains[0].sets[0].figs, EXPORT_FIG_TEST_SET) == 1500000000);
+    assert_true(export_figs_known(&back->domains[0].pv, EXPORT_FIG_TEST_PV));
+    assert_true(export_figs_get(&back->domains[0].pv, EXPORT_FIG_TEST_PV) == 1);
     export_snapshot_unref(back);
     export_strbuf_free(&b);
     export_snapshot_unref(s);
