@@ -6,17 +6,7 @@
 set -eu
 : "${XENSTATS_SOURCE_ROOT:?}"
 check=$XENSTATS_SOURCE_ROOT/scripts/check-layers.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-not_ok() {
-    echo "not ok $((n + 1)) - $1"
-    exit 1
-}
+. "$(dirname "$0")/../tap.sh"
 
 "$check" "$XENSTATS_SOURCE_ROOT" >"$tmp/out" || { cat "$tmp/out"; not_ok "this checkout"; }
 ok "this checkout"
