@@ -59,11 +59,11 @@ struct agent {
     bool collecting; /* a round is in progress */
     unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
     uint64_t scrapes; /* atomic: HTTP threads */
-    uint64_t last_gzip_ns[3];       /* atomic: HTTP threads; the last gzip request, by enum render_format */
+    uint64_t last_gzip_ns[3];       /* atomic: HTTP threads; the last gzip request, by enum export_format */
     unsigned int streams;           /* atomic: plain renderings being sent */
 
     pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
-    struct snapshot *current;
+    struct export_snapshot *current;
     uint64_t last_complete_ns;
     char unhealthy[192]; /* why /healthz says 503 whatever the rounds do; "" when nothing */
 };
@@ -99,7 +99,7 @@ static void usage(FILE *f)
  * than doing it again.  The old snapshot is released first, so its
  * encodings and this one's are not both held.
  */
-static void prerender(struct agent *a, struct snapshot *s)
+static void prerender(struct agent *a, struct export_snapshot *s)
 {
     uint64_t now = monotonic_ns();
     size_t len;
@@ -109,20 +109,20 @@ static void prerender(struct agent *a, struct snapshot *s)
 
         if (!last || now - last > 2 * a->interval_ns)
             continue;
-        if (!snapshot_render_encoded(s, (enum render_format)f, http_gzip_snapshot, &len))
+        if (!export_snapshot_render_encoded(s, (enum export_format)f, http_gzip_snapshot, &len))
             log_debug("cannot render a snapshot ahead: %s", strerror(errno));
     }
 }
 
 static void publish_snapshot(struct agent *a)
 {
-    struct snap_agent counts = {0};
-    struct snapshot *s, *old;
+    struct export_agent counts = {0};
+    struct export_snapshot *s, *old;
     int list_error;
 
-    counts.scrapes = __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED);
-    counts.http_refused = __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED);
-    counts.http_evicted = __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED);
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_SCRAPES, __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED));
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_REFUSED, __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED));
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_EVICTED, __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED));
     s = collector_snapshot(a->collector, &counts);
     if (!s) {
         log_error("cannot build a snapshot: %s", strerror(errno));
@@ -131,16 +131,16 @@ static void publish_snapshot(struct agent *a)
     list_error = collector_list_error(a->collector);
     pthread_mutex_lock(&a->lock);
     old = a->current;
-    a->current = snapshot_ref(s);
+    a->current = export_snapshot_ref(s);
     a->last_complete_ns = s->monotonic_ns;
     if (list_error)
         snprintf(a->unhealthy, sizeof(a->unhealthy), "cannot list domains: %s", xenstats_strerror(list_error));
     else
         a->unhealthy[0] = '\0';
     pthread_mutex_unlock(&a->lock);
-    snapshot_unref(old);
+    export_snapshot_unref(old);
     prerender(a, s);
-    snapshot_unref(s);
+    export_snapshot_unref(s);
 }
 
 static void maybe_finish_round(struct agent *a)
@@ -155,7 +155,7 @@ static void maybe_finish_round(struct agent *a)
 
 static void release_snapshot(void *cls)
 {
-    snapshot_unref(cls);
+    export_snapshot_unref(cls);
 }
 
 static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned int status, const char *text)
@@ -245,8 +245,8 @@ static enum MHD_Result respond_health(struct agent *a, struct MHD_Connection *c)
 
 struct stream {
     struct agent *agent;
-    struct snapshot *snap;
-    enum render_format format;
+    struct export_snapshot *snap;
+    enum export_format format;
     int fds[2];        /* the pipe: the response reads [0], the renderer writes [1] */
     int error;         /* atomic: the rendering's error, set before [1] is closed */
     unsigned int refs; /* atomic: the renderer and the response */
@@ -258,7 +258,7 @@ static void stream_unref(struct stream *st)
 
     if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL))
         return;
-    snapshot_unref(st->snap);
+    export_snapshot_unref(st->snap);
     free(st);
     __atomic_sub_fetch(&a->streams, 1, __ATOMIC_RELAXED);
 }
@@ -283,7 +283,7 @@ static int write_piece(void *ctx, const char *data, size_t len)
 static void *stream_main(void *arg)
 {
     struct stream *st = arg;
-    int r = snapshot_render_to(st->snap, st->format, write_piece, st);
+    int r = export_snapshot_render_to(st->snap, st->format, write_piece, st);
 
     if (r < 0 && r != -EPIPE)
         log_debug("cannot send a rendering: %s", strerror(-r));
@@ -320,7 +320,7 @@ static void stream_response_free(void *cls)
 }
 
 /* Start sending s's rendering: 0 with *ret_response, taking s's reference; or -EBUSY / -errno. */
-static int stream_rendering(struct agent *a, struct snapshot *s, enum render_format format,
+static int stream_rendering(struct agent *a, struct export_snapshot *s, enum export_format format,
                             struct MHD_Response **ret_response)
 {
     struct stream *st = NULL;
@@ -379,10 +379,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
 {
     static int first_call_marker;
     struct agent *a = cls;
-    enum render_format format;
+    enum export_format format;
     const char *type, *data, *refused;
     struct MHD_Response *r;
-    struct snapshot *s;
+    struct export_snapshot *s;
     enum MHD_Result ret;
     bool gzip;
     size_t len;
@@ -427,18 +427,18 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     if (!strcmp(url, "/healthz"))
         return respond_health(a, c);
     if (!strcmp(url, "/metrics")) {
-        format = wants_openmetrics(c) ? RENDER_OPENMETRICS : RENDER_PROMETHEUS;
-        type = format == RENDER_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        format = wants_openmetrics(c) ? EXPORT_FORMAT_OPENMETRICS : EXPORT_FORMAT_PROMETHEUS;
+        type = format == EXPORT_FORMAT_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
                                             : "text/plain; version=0.0.4; charset=utf-8";
     } else if (!strcmp(url, "/api/v1/snapshot")) {
-        format = RENDER_JSON;
+        format = EXPORT_FORMAT_JSON;
         type = "application/json";
     } else {
         return respond_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics, /api/v1/snapshot, /healthz\n");
     }
 
     pthread_mutex_lock(&a->lock);
-    s = a->current ? snapshot_ref(a->current) : NULL;
+    s = a->current ? export_snapshot_ref(a->current) : NULL;
     pthread_mutex_unlock(&a->lock);
     if (!s)
         return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
@@ -447,25 +447,25 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     data = NULL;
     if (gzip) {
         __atomic_store_n(&a->last_gzip_ns[format], monotonic_ns(), __ATOMIC_RELAXED);
-        data = snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
+        data = export_snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
     } else if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) {
         /* no body will be read: no renderer to start */
-        snapshot_unref(s);
+        export_snapshot_unref(s);
         s = NULL;
         r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     } else if (stream_rendering(a, s, format, &r) == -EBUSY) {
         /* more at once than are rendered as sent: the text made whole, once for the snapshot */
-        data = snapshot_render(s, format, &len);
+        data = export_snapshot_render(s, format, &len);
     }
     if (s && !r) {
         if (!data) {
-            snapshot_unref(s);
+            export_snapshot_unref(s);
             return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, gzip ? "out of memory\n" : "cannot render\n");
         }
         /* The response borrows the snapshot's bytes; the reference goes with it. */
         r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
         if (!r)
-            snapshot_unref(s);
+            export_snapshot_unref(s);
     }
     if (!r)
         return MHD_NO;
@@ -763,7 +763,7 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
             o->web_config = optarg;
             break;
         case 'M':
-            metrics_reference(stdout);
+            export_metrics_reference(stdout);
             return 0;
         case 'h':
             usage(stdout);
@@ -898,7 +898,7 @@ static void close_agent(struct agent *a)
     web_config_free(a->web);
     collector_free(a->collector);
     xenstats_host_close(a->host);
-    snapshot_unref(a->current);
+    export_snapshot_unref(a->current);
     if (a->epfd >= 0)
         close(a->epfd);
     if (a->tfd >= 0)

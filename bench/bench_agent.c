@@ -249,7 +249,7 @@ static long http_get(int port, const char *path, double *ret_ms, char **ret_body
 /* A synthetic snapshot of the same size, rendered in-process. */
 static void bench_render(int domains)
 {
-    struct snapshot *s = snapshot_new();
+    struct export_snapshot *s = export_snapshot_new();
     char name[64];
     double best_prom = 1e9, best_json = 1e9, best_gzip = 1e9;
     size_t prom_len = 0, gzip_len = 0;
@@ -258,7 +258,7 @@ static void bench_render(int domains)
     s->nr_domains = (uint32_t)domains;
     s->domains = calloc((size_t)domains, sizeof(*s->domains));
     for (int d = 0; d < domains; d++) {
-        struct snap_domain *dom = &s->domains[d];
+        struct export_domain *dom = &s->domains[d];
 
         dom->domid = (uint32_t)d + 1;
         snprintf(dom->name, sizeof(dom->name), "guest-%d", d);
@@ -277,13 +277,17 @@ static void bench_render(int domains)
         dom->nr_sets = SETS;
         dom->sets = calloc(SETS, sizeof(*dom->sets));
         for (int k = 0; k < SETS; k++) {
-            struct snap_set *set = &dom->sets[k];
+            struct export_set *set = &dom->sets[k];
 
             snprintf(name, sizeof(name), "set%d", k);
             set->provider = strdup("bench");
             set->set = strdup(name);
             set->reason = strdup("");
-            set->samples = 1000;
+            export_figs_set(&set->figs, EXPORT_FIG_PV_SET_SAMPLES, 1000);
+            export_figs_set(&set->figs, EXPORT_FIG_PV_SET_TIMEOUTS, 0);
+            export_figs_set(&set->figs, EXPORT_FIG_PV_SET_ERRORS, 0);
+            export_figs_set(&set->figs, EXPORT_FIG_PV_SET_LATENCY, 0);
+            export_figs_set(&set->figs, EXPORT_FIG_PV_SET_STATISTICS, STATS);
             set->nr_stats = STATS;
             set->stats = calloc(STATS, sizeof(*set->stats));
             for (int i = 0; i < STATS; i++) {
@@ -296,10 +300,10 @@ static void bench_render(int domains)
         }
     }
     for (int round = 0; round < 5; round++) {
-        struct strbuf b = {0};
+        struct export_strbuf b = {0};
         uint64_t t = monotonic_ns();
 
-        render_prometheus(s, false, &b);
+        export_render_prometheus(s, false, &b);
         double ms = (double)(monotonic_ns() - t) / 1e6;
         if (ms < best_prom)
             best_prom = ms;
@@ -308,27 +312,27 @@ static void bench_render(int domains)
             char *gz = NULL;
 
             t = monotonic_ns();
-            if (http_gzip_snapshot(s, RENDER_PROMETHEUS, &gz, &gzip_len) < 0)
+            if (http_gzip_snapshot(s, EXPORT_FORMAT_PROMETHEUS, &gz, &gzip_len) < 0)
                 die("gzip");
             ms = (double)(monotonic_ns() - t) / 1e6;
             if (ms < best_gzip)
                 best_gzip = ms;
             free(gz);
         }
-        strbuf_free(&b);
+        export_strbuf_free(&b);
         t = monotonic_ns();
-        render_json(s, &b);
+        export_render_json(s, &b);
         ms = (double)(monotonic_ns() - t) / 1e6;
         if (ms < best_json)
             best_json = ms;
-        strbuf_free(&b);
+        export_strbuf_free(&b);
     }
     printf("render   synthetic %d domains: /metrics %.1f ms (%.1f MB), JSON %.1f ms (best of 5)\n", domains,
            best_prom, (double)prom_len / 1e6, best_json);
     if (gzip_mode)
         printf("gzip     synthetic %d domains: /metrics rendered and compressed in %.1f ms to %.3f MB (%.1fx smaller; best of 5)\n",
                domains, best_gzip, (double)gzip_len / 1e6, gzip_len ? (double)prom_len / (double)gzip_len : 0);
-    snapshot_unref(s);
+    export_snapshot_unref(s);
 }
 
 struct result {

@@ -186,6 +186,16 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
     fflush(stdout);
 }
 
+/* Seconds written as the agent writes them: the exact nanoseconds, 1.500000000. */
+static struct json_object *json_seconds(uint64_t ns)
+{
+    char text[32];
+
+    snprintf(text, sizeof(text), "%llu.%09llu", (unsigned long long)(ns / 1000000000ULL),
+             (unsigned long long)(ns % 1000000000ULL));
+    return json_object_new_double_s((double)ns / 1e9, text);
+}
+
 static void print_json(const struct xenstats_domain_info *info, const struct frame *prev, const struct frame *cur,
                        uint32_t n)
 {
@@ -222,8 +232,7 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
         for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
             bool ok = time_valid(cur, i, s);
 
-            snprintf(key, sizeof(key), "%s_ns", xenstats_vcpu_runstate_name(s));
-            json_object_object_add(v, key, ok ? json_object_new_int64((int64_t)d[s]) : NULL);
+            json_object_object_add(v, xenstats_vcpu_runstate_name(s), ok ? json_seconds(d[s]) : NULL);
             snprintf(key, sizeof(key), "%s_share", xenstats_vcpu_runstate_name(s));
             json_object_object_add(v, key, ok && total ? json_object_new_double((double)d[s] / (double)total) : NULL);
         }

@@ -29,7 +29,7 @@ struct options {
 
 static void usage(FILE *f)
 {
-    unsigned int k;
+    unsigned int k, n = 0;
 
     fprintf(f,
             "Usage: %s top [OPTIONS]\n\n"
@@ -47,8 +47,12 @@ static void usage(FILE *f)
             "  -s, --sort KEY          sort by KEY (default domid; figures biggest first):\n"
             "                         ",
             PROG);
-    for (k = 0; k < TOP_NR_SORT_KEYS; k++)
-        fprintf(f, "%s%s", !k ? " " : k == 6 ? ",\n                          " : ", ", top_sort_keys[k].name);
+    for (k = 0; k < TOP_NR_SORT_KEYS; k++) {
+        if (!top_sort_keys[k].name)
+            continue;
+        fprintf(f, "%s%s", !n ? " " : n % 6 == 0 ? ",\n                          " : ", ", top_sort_keys[k].name);
+        n++;
+    }
     fprintf(f, "\n"
                "  -r, --reverse           reverse the sort order\n"
                "  -h, --help              show this help\n\n"

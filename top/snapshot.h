@@ -84,8 +84,8 @@ struct top_domain {
      * The FIGUREs of metrics.def: the domain's own, and for vif and vbd
      * figures the sum over its devices; seconds for time figures.
      */
-    bool fig_valid[FIG_COUNT];
-    double fig[FIG_COUNT];
+    bool fig_valid[EXPORT_FIG_COUNT];
+    double fig[EXPORT_FIG_COUNT];
     size_t nr_vifs, nr_vbds;
     /* Of the last interval: CPU time over elapsed time, 100 = one pCPU (xentop's CPU%). */
     bool cpu_pct_valid;
@@ -103,8 +103,8 @@ struct top_snapshot {
     double interval; /* the producer's sampling interval; 0 when unknown */
     char *backend;
     char *xen_version; /* NULL when the host does not say */
-    bool fig_valid[FIG_COUNT]; /* the host's FIGUREs */
-    double fig[FIG_COUNT];
+    bool fig_valid[EXPORT_FIG_COUNT]; /* the host's FIGUREs */
+    double fig[EXPORT_FIG_COUNT];
     bool have_rates;
     double elapsed; /* seconds since the snapshot the rates come from */
     size_t nr_domains;

@@ -20,15 +20,21 @@ enum top_sort_key {
     TOP_SORT_CHANGES,
     TOP_SORT_SETS,
     TOP_SORT_WORST,
-    TOP_NR_SORT_KEYS,
+    /* then one per FIGURE of metrics.def (TOP_SORT_FIGURE + its id); only
+     * the domain figures with a top column have a name and can be chosen */
+    TOP_SORT_FIGURE,
+    TOP_NR_SORT_KEYS = TOP_SORT_FIGURE + EXPORT_FIG_COUNT,
 };
 
 struct top_sort_info {
-    const char *name; /* for --sort */
+    const char *name; /* for --sort (a figure's: its JSON key); NULL: not a key */
     int key;          /* its key in the live view */
     bool descending;  /* natural order: biggest first for figures */
 };
 extern const struct top_sort_info top_sort_keys[TOP_NR_SORT_KEYS];
+
+/* The key after (step 1) or before (step -1) `key`, skipping those without a name. */
+enum top_sort_key top_sort_next(enum top_sort_key key, int step);
 
 /* Parse a --sort name; -EINVAL when unknown. */
 int top_sort_parse(const char *name, enum top_sort_key *ret_key);

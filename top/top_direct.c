@@ -61,17 +61,17 @@ void top_direct_close(struct top_direct *d)
 
 int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
 {
-    struct snapshot *s = collector_collect(d->collector, NULL);
+    struct export_snapshot *s = collector_collect(d->collector, NULL);
     const char *json;
     size_t len;
     int r;
 
     if (!s)
         return top_reason(err, errlen, -ENOMEM, "out of memory");
-    json = snapshot_render(s, RENDER_JSON, &len);
+    json = export_snapshot_render(s, EXPORT_FORMAT_JSON, &len);
     r = json ? top_snapshot_parse(json, len, ret_snapshot, err, errlen) : -ENOMEM;
     if (!json)
         top_reason(err, errlen, -ENOMEM, "out of memory");
-    snapshot_unref(s);
+    export_snapshot_unref(s);
     return r;
 }

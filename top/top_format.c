@@ -104,9 +104,13 @@ void top_format_header(char *buf, size_t len, int name_width, int sort)
         const struct column *c = &columns[i];
 
         if (c->cell == CELL_FIGURES) {
-            for (int id = 0; id < FIG_COUNT; id++)
-                if (figure_decls[id].scope == SCOPE_DOMAIN && figure_decls[id].top[0])
-                    cell(buf, len, &pos, c, name_width, figure_decls[id].top);
+            for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+                if (export_figure_decls[id].scope != EXPORT_SCOPE_DOMAIN || !export_figure_decls[id].top[0])
+                    continue;
+                snprintf(title, sizeof(title), "%s%s", export_figure_decls[id].top,
+                         sort == TOP_SORT_FIGURE + id ? "*" : "");
+                cell(buf, len, &pos, c, name_width, title);
+            }
             continue;
         }
         snprintf(title, sizeof(title), "%s%s", c->title, c->sort_key >= 0 && c->sort_key == sort ? "*" : "");
@@ -124,10 +128,10 @@ static void share(char *out, size_t len, bool valid, double value)
 }
 
 /* A figure for people: bytes as 1.5G, seconds whole, counts as they are. */
-static void human(char *out, size_t len, enum figure_id id, bool valid, double v)
+static void human(char *out, size_t len, enum export_figure_id id, bool valid, double v)
 {
     static const char units[] = "BKMGTPE";
-    const char *unit = metric_decls[figure_decls[id].metric].unit;
+    const char *unit = export_metric_decls[export_figure_decls[id].metric].unit;
     int u = 0;
 
     if (!valid) {
@@ -180,10 +184,10 @@ void top_format_row(char *buf, size_t len, const struct top_domain *d, int name_
             share(text, sizeof(text), d->cpu_pct_valid, d->cpu_pct / 100.0);
             break;
         case CELL_FIGURES:
-            for (int id = 0; id < FIG_COUNT; id++) {
-                if (figure_decls[id].scope != SCOPE_DOMAIN || !figure_decls[id].top[0])
+            for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+                if (export_figure_decls[id].scope != EXPORT_SCOPE_DOMAIN || !export_figure_decls[id].top[0])
                     continue;
-                human(text, sizeof(text), (enum figure_id)id, d->fig_valid[id], d->fig[id]);
+                human(text, sizeof(text), (enum export_figure_id)id, d->fig_valid[id], d->fig[id]);
                 cell(buf, len, &pos, c, name_width, text);
             }
             continue;
@@ -233,7 +237,7 @@ void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *o
 
 /* ---- xentop -b ------------------------------------------------------------ */
 
-static unsigned long long whole(const struct top_domain *d, enum figure_id id, double scale)
+static unsigned long long whole(const struct top_domain *d, enum export_figure_id id, double scale)
 {
     double v = d->fig_valid[id] ? d->fig[id] / scale : 0;
 
@@ -245,29 +249,29 @@ static unsigned long long whole(const struct top_domain *d, enum figure_id id, d
 
 void top_print_xentop(FILE *out, const struct top_snapshot *snap, const size_t *order)
 {
-    double total = snap->fig_valid[FIG_HOST_MEMORY_TOTAL] ? snap->fig[FIG_HOST_MEMORY_TOTAL] : 0;
+    double total = snap->fig_valid[EXPORT_FIG_HOST_MEMORY_TOTAL] ? snap->fig[EXPORT_FIG_HOST_MEMORY_TOTAL] : 0;
 
     /* xentop.c's header and field formats, column for column */
     fprintf(out, "      NAME  STATE   CPU(sec) CPU(%%)     MEM(k) MEM(%%)  MAXMEM(k) MAXMEM(%%) VCPUS NETS NETTX(k) "
                  "NETRX(k) VBDS   VBD_OO   VBD_RD   VBD_WR  VBD_RSECT  VBD_WSECT SSID\n");
     for (size_t i = 0; i < snap->nr_domains; i++) {
         const struct top_domain *d = &snap->domains[order ? order[i] : i];
-        double mem = d->fig_valid[FIG_DOMAIN_MEMORY] ? d->fig[FIG_DOMAIN_MEMORY] : 0;
-        bool limited = d->fig_valid[FIG_DOMAIN_MEMORY_MAX];
-        double maxmem = limited ? d->fig[FIG_DOMAIN_MEMORY_MAX] : 0;
+        double mem = d->fig_valid[EXPORT_FIG_DOMAIN_MEMORY] ? d->fig[EXPORT_FIG_DOMAIN_MEMORY] : 0;
+        bool limited = d->fig_valid[EXPORT_FIG_DOMAIN_MEMORY_MAX];
+        double maxmem = limited ? d->fig[EXPORT_FIG_DOMAIN_MEMORY_MAX] : 0;
         char state[8];
 
         snprintf(state, sizeof(state), "%s", strlen(d->state) == 6 ? d->state : "------");
-        fprintf(out, "%10s %s %10llu %6.1f %10llu %6.1f", d->name, state, whole(d, FIG_DOMAIN_CPU, 1),
+        fprintf(out, "%10s %s %10llu %6.1f %10llu %6.1f", d->name, state, whole(d, EXPORT_FIG_DOMAIN_CPU, 1),
                 d->cpu_pct_valid ? d->cpu_pct : 0.0, (unsigned long long)(mem / 1024), total ? mem * 100 / total : 0);
         if (limited)
             fprintf(out, " %10llu %9.1f", (unsigned long long)(maxmem / 1024), total ? maxmem * 100 / total : 0);
         else
             fprintf(out, " %10s %9s", "no limit", "n/a");
         fprintf(out, " %5u %4zu %8llu %8llu %4zu %8llu %8llu %8llu %10llu %10llu %4u\n", d->nr_vcpus, d->nr_vifs,
-                whole(d, FIG_VIF_TX_BYTES, 1024), whole(d, FIG_VIF_RX_BYTES, 1024), d->nr_vbds,
-                whole(d, FIG_VBD_OO, 1), whole(d, FIG_VBD_READS, 1), whole(d, FIG_VBD_WRITES, 1),
-                whole(d, FIG_VBD_READ_SECTORS, 1), whole(d, FIG_VBD_WRITE_SECTORS, 1), 0u);
+                whole(d, EXPORT_FIG_VIF_TX_BYTES, 1024), whole(d, EXPORT_FIG_VIF_RX_BYTES, 1024), d->nr_vbds,
+                whole(d, EXPORT_FIG_VBD_OO, 1), whole(d, EXPORT_FIG_VBD_READS, 1), whole(d, EXPORT_FIG_VBD_WRITES, 1),
+                whole(d, EXPORT_FIG_VBD_READ_SECTORS, 1), whole(d, EXPORT_FIG_VBD_WRITE_SECTORS, 1), 0u);
     }
     fflush(out);
 }

@@ -383,11 +383,11 @@ static int parse_state(struct ctx *c, const char *where, struct json_object *o, 
  * The FIGUREs of `scope` in object o, each optional: seconds for time
  * figures, integers otherwise; added into fig[] when `sum`.
  */
-static int parse_figures(struct ctx *c, const char *where, struct json_object *o, enum figure_scope scope, bool sum,
+static int parse_figures(struct ctx *c, const char *where, struct json_object *o, enum export_figure_scope scope, bool sum,
                          bool *fig_valid, double *fig)
 {
-    for (int id = 0; id < FIG_COUNT; id++) {
-        const struct figure_decl *fd = &figure_decls[id];
+    for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
+        const struct export_figure_decl *fd = &export_figure_decls[id];
         bool valid = false;
         uint64_t u = 0;
         double v = 0;
@@ -412,7 +412,7 @@ static int parse_figures(struct ctx *c, const char *where, struct json_object *o
 
 /* A domain's vifs or vbds: counted, their figures summed into the domain's. */
 static int parse_devices(struct ctx *c, const char *where, struct json_object *o, const char *key,
-                         enum figure_scope scope, struct top_domain *d, size_t *ret_count)
+                         enum export_figure_scope scope, struct top_domain *d, size_t *ret_count)
 {
     struct json_object *list;
     char sub[128];
@@ -451,9 +451,9 @@ static int parse_domain(struct ctx *c, const char *where, struct json_object *o,
     d->nr_vcpus = (uint32_t)n;
     if (!d->name && !(d->name = strdup("")))
         return oom(c);
-    if (parse_state(c, where, o, d) || parse_figures(c, where, o, SCOPE_DOMAIN, false, d->fig_valid, d->fig) ||
-        parse_devices(c, where, o, "vifs", SCOPE_VIF, d, &d->nr_vifs) ||
-        parse_devices(c, where, o, "vbds", SCOPE_VBD, d, &d->nr_vbds))
+    if (parse_state(c, where, o, d) || parse_figures(c, where, o, EXPORT_SCOPE_DOMAIN, false, d->fig_valid, d->fig) ||
+        parse_devices(c, where, o, "vifs", EXPORT_SCOPE_VIF, d, &d->nr_vifs) ||
+        parse_devices(c, where, o, "vbds", EXPORT_SCOPE_VBD, d, &d->nr_vbds))
         return c->r;
     if (d->nr_vcpu_rows) {
         d->vcpus = calloc(d->nr_vcpu_rows, sizeof(*d->vcpus));
@@ -502,7 +502,7 @@ static int parse_root(struct ctx *c, struct json_object *root, struct top_snapsh
     host = member(root, "host");
     if (host && (expect_object(c, "host", host) || get_string(c, "host", host, "backend", false, &snap->backend) ||
                  get_string(c, "host", host, "xen_version", false, &snap->xen_version) ||
-                 parse_figures(c, "host", host, SCOPE_HOST, false, snap->fig_valid, snap->fig)))
+                 parse_figures(c, "host", host, EXPORT_SCOPE_HOST, false, snap->fig_valid, snap->fig)))
         return c->r;
     if (get_array(c, "", root, "domains", TOP_MAX_DOMAINS, &domains, &snap->nr_domains))
         return c->r;
@@ -766,9 +766,9 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
             d->changes_per_s = changes;
             d->rate_valid = true;
         }
-        if (d->fig_valid[FIG_DOMAIN_CPU] && p->fig_valid[FIG_DOMAIN_CPU] &&
-            d->fig[FIG_DOMAIN_CPU] >= p->fig[FIG_DOMAIN_CPU]) {
-            d->cpu_pct = (d->fig[FIG_DOMAIN_CPU] - p->fig[FIG_DOMAIN_CPU]) / dt * 100.0;
+        if (d->fig_valid[EXPORT_FIG_DOMAIN_CPU] && p->fig_valid[EXPORT_FIG_DOMAIN_CPU] &&
+            d->fig[EXPORT_FIG_DOMAIN_CPU] >= p->fig[EXPORT_FIG_DOMAIN_CPU]) {
+            d->cpu_pct = (d->fig[EXPORT_FIG_DOMAIN_CPU] - p->fig[EXPORT_FIG_DOMAIN_CPU]) / dt * 100.0;
             d->cpu_pct_valid = true;
         }
     }
@@ -782,14 +782,31 @@ const struct top_sort_info top_sort_keys[TOP_NR_SORT_KEYS] = {
     [TOP_SORT_RUNNABLE] = {"runnable", 'w', true}, [TOP_SORT_BLOCKED] = {"blocked", 'b', true},
     [TOP_SORT_OFFLINE] = {"offline", 'o', true},   [TOP_SORT_CHANGES] = {"changes", 'c', true},
     [TOP_SORT_SETS] = {"sets", 'p', true},         [TOP_SORT_WORST] = {"worst", 'x', true},
+/* a domain figure with a top column sorts by its JSON key, biggest first */
+#define METRIC(id, n, k, u, l, h)
+#define FIGURE_AS(id, sc, n, k, u, j, form, t, h)                                                                     \
+    [TOP_SORT_FIGURE + EXPORT_FIG_##id] = {EXPORT_SCOPE_##sc == EXPORT_SCOPE_DOMAIN && sizeof(t) > 1 ? j : NULL, 0, true},
+#include "export/metrics.def"
+#undef FIGURE_AS
+#undef METRIC
 };
+
+enum top_sort_key top_sort_next(enum top_sort_key key, int step)
+{
+    unsigned int k = (unsigned int)key;
+
+    do
+        k = (k + TOP_NR_SORT_KEYS + (unsigned int)step) % TOP_NR_SORT_KEYS;
+    while (!top_sort_keys[k].name);
+    return (enum top_sort_key)k;
+}
 
 int top_sort_parse(const char *name, enum top_sort_key *ret_key)
 {
     unsigned int k;
 
     for (k = 0; k < TOP_NR_SORT_KEYS; k++) {
-        if (!strcmp(name, top_sort_keys[k].name)) {
+        if (top_sort_keys[k].name && !strcmp(name, top_sort_keys[k].name)) {
             *ret_key = (enum top_sort_key)k;
             return 0;
         }
@@ -824,9 +841,13 @@ static bool figure(const struct top_domain *d, enum top_sort_key key, double *re
     case TOP_SORT_WORST:
         *ret = d->worst;
         return d->nr_sets > 0;
-    default:
+    case TOP_SORT_DOMID:
+    case TOP_SORT_NAME:
         *ret = d->domid;
         return true;
+    default:
+        *ret = d->fig[key - TOP_SORT_FIGURE];
+        return d->fig_valid[key - TOP_SORT_FIGURE];
     }
 }
 

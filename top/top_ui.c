@@ -544,7 +544,7 @@ static bool sort_key_of(int ch, enum top_sort_key *ret)
     unsigned int k;
 
     for (k = 0; k < TOP_NR_SORT_KEYS; k++) {
-        if (top_sort_keys[k].key == ch) {
+        if (top_sort_keys[k].name && top_sort_keys[k].key == ch) {
             *ret = (enum top_sort_key)k;
             return true;
         }
@@ -677,10 +677,10 @@ static void handle_key(struct ui *ui, int ch)
         }
         return;
     case 's':
-        ui->sort = (enum top_sort_key)((ui->sort + 1) % TOP_NR_SORT_KEYS);
+        ui->sort = top_sort_next(ui->sort, 1);
         return;
     case 'S':
-        ui->sort = (enum top_sort_key)((ui->sort + TOP_NR_SORT_KEYS - 1) % TOP_NR_SORT_KEYS);
+        ui->sort = top_sort_next(ui->sort, -1);
         return;
     case 'r':
         ui->reverse = !ui->reverse;

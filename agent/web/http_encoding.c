@@ -158,13 +158,13 @@ static int gzip_feed(struct gzip_stream *g, const char *data, size_t len, int fl
 
 static int gzip_sink(void *ctx, const char *data, size_t len)
 {
-    /* pieces are about RENDER_PIECE bytes: one deflate() call takes an unsigned int */
+    /* pieces are about EXPORT_RENDER_PIECE bytes: one deflate() call takes an unsigned int */
     if (len > UINT_MAX)
         return -EOVERFLOW;
     return gzip_feed(ctx, data, len, Z_NO_FLUSH);
 }
 
-int http_gzip_snapshot(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len)
+int http_gzip_snapshot(const struct export_snapshot *s, enum export_format format, char **ret_data, size_t *ret_len)
 {
     struct gzip_stream g = {.cap = 65536};
     char *shrunk;
@@ -174,7 +174,7 @@ int http_gzip_snapshot(const struct snapshot *s, enum render_format format, char
     if (deflateInit2(&g.z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -ENOMEM;
     g.out = malloc(g.cap);
-    r = g.out ? snapshot_render_to(s, format, gzip_sink, &g) : -ENOMEM;
+    r = g.out ? export_snapshot_render_to(s, format, gzip_sink, &g) : -ENOMEM;
     if (r == 0)
         r = gzip_feed(&g, NULL, 0, Z_FINISH);
     deflateEnd(&g.z);

@@ -2,7 +2,7 @@
 /*
  * Content coding of the agent's responses (tools, the HTTP side): whether
  * a client's Accept-Encoding takes gzip, and the gzip encoder (zlib) whose
- * output a snapshot keeps (export/export.h, snapshot_render_encoded()).
+ * output a snapshot keeps (export/export.h, export_snapshot_render_encoded()).
  */
 #ifndef XENSTATS_HTTP_ENCODING_H
 #define XENSTATS_HTTP_ENCODING_H
@@ -22,10 +22,10 @@ bool http_accepts_gzip(const char *accept_encoding);
 
 /*
  * The rendering of s in `format` compressed as one gzip member (RFC
- * 1952), made in pieces (snapshot_render_to()): the text itself is never
+ * 1952), made in pieces (export_snapshot_render_to()): the text itself is never
  * held whole.  Returns 0 with *ret_data malloc'd (the caller frees it),
- * or -ENOMEM.  A snapshot_encoder.
+ * or -ENOMEM.  A export_snapshot_encoder.
  */
-int http_gzip_snapshot(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len);
+int http_gzip_snapshot(const struct export_snapshot *s, enum export_format format, char **ret_data, size_t *ret_len);
 
 #endif

@@ -38,13 +38,13 @@
 enum domain_key { KEY_TARGET, KEY_STATIC_MAX, KEY_MEMINFO_FREE, KEY_MEMINFO_TOTAL, NR_KEYS };
 static const struct {
     const char *path;
-    enum figure_id figure;
+    enum export_figure_id figure;
     bool guest; /* written by the guest: untrusted, rejections counted */
 } domain_keys[NR_KEYS] = {
-    [KEY_TARGET] = {"memory/target", FIG_DOMAIN_MEMORY_TARGET, false},
-    [KEY_STATIC_MAX] = {"memory/static-max", FIG_DOMAIN_MEMORY_STATIC_MAX, false},
-    [KEY_MEMINFO_FREE] = {"data/meminfo_free", FIG_DOMAIN_GUEST_MEMORY_FREE, true},
-    [KEY_MEMINFO_TOTAL] = {"data/meminfo_total", FIG_DOMAIN_GUEST_MEMORY_TOTAL, true},
+    [KEY_TARGET] = {"memory/target", EXPORT_FIG_DOMAIN_MEMORY_TARGET, false},
+    [KEY_STATIC_MAX] = {"memory/static-max", EXPORT_FIG_DOMAIN_MEMORY_STATIC_MAX, false},
+    [KEY_MEMINFO_FREE] = {"data/meminfo_free", EXPORT_FIG_DOMAIN_GUEST_MEMORY_FREE, true},
+    [KEY_MEMINFO_TOTAL] = {"data/meminfo_total", EXPORT_FIG_DOMAIN_GUEST_MEMORY_TOTAL, true},
 };
 
 struct tracked {
@@ -371,7 +371,7 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
-static void fill_vcpus(struct collector *col, struct tracked *t, struct snap_domain *d)
+static void fill_vcpus(struct collector *col, struct tracked *t, struct export_domain *d)
 {
     uint32_t n = t->map ? xenstats_vcpu_map_nr_vcpus(t->map) : 0, i;
     struct xenstats_vcpu_sample *samples;
@@ -396,7 +396,7 @@ static void fill_vcpus(struct collector *col, struct tracked *t, struct snap_dom
     d->vcpu_source = xenstats_vcpu_map_source(t->map);
     d->nr_vcpus = n;
     for (i = 0; i < n; i++) {
-        struct snap_vcpu *v = &d->vcpus[i];
+        struct export_vcpu *v = &d->vcpus[i];
         uint64_t times[XENSTATS_VCPU_NR_RUNSTATES];
 
         xenstats_vcpu_sample_project(&samples[i], now, times);
@@ -417,13 +417,13 @@ static void fill_vcpus(struct collector *col, struct tracked *t, struct snap_dom
 
 static int compare_sets(const void *x, const void *y)
 {
-    const struct snap_set *a = x, *b = y;
+    const struct export_set *a = x, *b = y;
     int c = strcmp(a->provider, b->provider);
 
     return c ? c : strcmp(a->set, b->set);
 }
 
-static struct snap_domain *find_domain(struct snapshot *s, uint32_t domid)
+static struct export_domain *find_domain(struct export_snapshot *s, uint32_t domid)
 {
     uint32_t lo = 0, hi = s->nr_domains;
 
@@ -441,16 +441,17 @@ static struct snap_domain *find_domain(struct snapshot *s, uint32_t domid)
     return NULL;
 }
 
-static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, const struct xenstats_pv_set_info *info)
+static void fill_set(struct export_set *out, const struct xenstats_pv_set *set, const struct xenstats_pv_set_info *info)
 {
     out->provider = dup_or_empty(info->provider);
     out->set = dup_or_empty(info->set);
     out->reason = dup_or_empty(info->reason);
     out->state = info->state;
-    out->samples = info->samples;
-    out->timeouts = info->timeouts;
-    out->errors = info->errors;
-    out->latency_ns = info->last_latency_ns;
+    export_figs_set(&out->figs, EXPORT_FIG_PV_SET_SAMPLES, info->samples);
+    export_figs_set(&out->figs, EXPORT_FIG_PV_SET_TIMEOUTS, info->timeouts);
+    export_figs_set(&out->figs, EXPORT_FIG_PV_SET_ERRORS, info->errors);
+    if (info->samples)
+        export_figs_set(&out->figs, EXPORT_FIG_PV_SET_LATENCY, info->last_latency_ns);
     out->stats = info->nr_stats ? calloc(info->nr_stats, sizeof(*out->stats)) : NULL;
     if (!out->stats)
         return;
@@ -481,7 +482,7 @@ static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, co
             return;
         }
         for (k = 0; k < info->nr_stats; k++) {
-            struct snap_stat *o = &out->stats[k];
+            struct export_stat *o = &out->stats[k];
             size_t len;
 
             if (xenstats_pv_set_get_stat(set, k, &st) < 0)
@@ -510,11 +511,11 @@ static void fill_set(struct snap_set *out, const struct xenstats_pv_set *set, co
 }
 
 /* Every monitored set into its domain: one pass to count, one to fill. */
-static void fill_sets(struct collector *col, struct snapshot *s)
+static void fill_sets(struct collector *col, struct export_snapshot *s)
 {
     size_t n = col->monitor ? xenstats_monitor_nr_sets(col->monitor) : 0, i;
     struct xenstats_pv_set_info info;
-    struct snap_domain *d;
+    struct export_domain *d;
 
     for (i = 0; i < n; i++) {
         xenstats_pv_set_get_info(xenstats_monitor_set(col->monitor, i), &info);
@@ -537,6 +538,7 @@ static void fill_sets(struct collector *col, struct snapshot *s)
         uint64_t at = xenstats_pv_set_attached_ns(set);
 
         fill_set(&d->sets[d->nr_sets], set, &info);
+        export_figs_set(&d->sets[d->nr_sets].figs, EXPORT_FIG_PV_SET_STATISTICS, d->sets[d->nr_sets].nr_stats);
         /* the monitor's clock is CLOCK_MONOTONIC, as the snapshot's */
         if (at && at <= s->monotonic_ns)
             d->sets[d->nr_sets].created = s->wall - (double)(s->monotonic_ns - at) / 1e9;
@@ -545,45 +547,48 @@ static void fill_sets(struct collector *col, struct snapshot *s)
     }
     for (i = 0; i < s->nr_domains; i++)
         if (s->domains[i].nr_sets > 1)
-            qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct snap_set), compare_sets);
+            qsort(s->domains[i].sets, s->domains[i].nr_sets, sizeof(struct export_set), compare_sets);
 }
 
-static void count_providers(struct snapshot *s)
+static void count_providers(struct export_snapshot *s)
 {
+    uint64_t providers = 0;
+
     for (uint32_t i = 0; i < s->nr_domains; i++) {
-        const struct snap_domain *d = &s->domains[i];
+        const struct export_domain *d = &s->domains[i];
 
         /* sets are sorted by provider: count the changes */
         for (uint32_t j = 0; j < d->nr_sets; j++)
             if (!j || strcmp(d->sets[j].provider, d->sets[j - 1].provider))
-                s->agent.providers++;
+                providers++;
     }
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_PROVIDERS, providers);
 }
 
-static void fill_domain(struct collector *c, const struct tracked *t, struct snap_domain *d)
+static void fill_domain(struct collector *c, const struct tracked *t, struct export_domain *d)
 {
     const struct xenstats_domain_info *in = &t->info;
-    struct snap_figs *f = &d->figs;
+    struct export_figs *f = &d->figs;
 
     (void)c;
     memcpy(d->uuid, in->uuid, sizeof(d->uuid));
     d->flags = in->flags;
     d->shutdown_reason = in->shutdown_reason;
-    figs_set(f, FIG_DOMAIN_CPU, in->cpu_time_ns);
-    figs_set(f, FIG_DOMAIN_VCPUS_ONLINE, in->nr_online_vcpus);
-    figs_set(f, FIG_DOMAIN_MEMORY, in->memory_kib * 1024);
+    export_figs_set(f, EXPORT_FIG_DOMAIN_CPU, in->cpu_time_ns);
+    export_figs_set(f, EXPORT_FIG_DOMAIN_VCPUS_ONLINE, in->nr_online_vcpus);
+    export_figs_set(f, EXPORT_FIG_DOMAIN_MEMORY, in->memory_kib * 1024);
     if (in->max_memory_kib != XENSTATS_KIB_UNLIMITED)
-        figs_set(f, FIG_DOMAIN_MEMORY_MAX, in->max_memory_kib * 1024);
-    figs_set(f, FIG_DOMAIN_MEMORY_SHARED, in->shared_kib * 1024);
-    figs_set(f, FIG_DOMAIN_MEMORY_OUTSTANDING, in->outstanding_kib * 1024);
+        export_figs_set(f, EXPORT_FIG_DOMAIN_MEMORY_MAX, in->max_memory_kib * 1024);
+    export_figs_set(f, EXPORT_FIG_DOMAIN_MEMORY_SHARED, in->shared_kib * 1024);
+    export_figs_set(f, EXPORT_FIG_DOMAIN_MEMORY_OUTSTANDING, in->outstanding_kib * 1024);
     for (int k = 0; k < NR_KEYS; k++)
         if (t->key_valid[k])
-            figs_set(f, domain_keys[k].figure, t->key_kib[k] * 1024);
+            export_figs_set(f, domain_keys[k].figure, t->key_kib[k] * 1024);
     if (!c->no_keys)
-        figs_set(f, FIG_DOMAIN_GUEST_REJECTED, t->keys_rejected);
+        export_figs_set(f, EXPORT_FIG_DOMAIN_GUEST_REJECTED, t->keys_rejected);
 }
 
-static void fill_host(struct collector *c, struct snapshot *s)
+static void fill_host(struct collector *c, struct export_snapshot *s)
 {
     struct xenstats_host_info hi;
     uint64_t *idle;
@@ -599,72 +604,72 @@ static void fill_host(struct collector *c, struct snapshot *s)
     }
     snprintf(s->xen_version, sizeof(s->xen_version), "%s", hi.xen_version);
     snprintf(s->scheduler, sizeof(s->scheduler), "%s", hi.scheduler);
-    figs_set(&s->host, FIG_HOST_PCPUS, hi.nr_pcpus);
-    figs_set(&s->host, FIG_HOST_CPU_HZ, (uint64_t)hi.cpu_khz * 1000);
-    figs_set(&s->host, FIG_HOST_MEMORY_TOTAL, hi.total_memory_kib * 1024);
-    figs_set(&s->host, FIG_HOST_MEMORY_FREE, hi.free_memory_kib * 1024);
-    figs_set(&s->host, FIG_HOST_MEMORY_SCRUB, hi.scrub_memory_kib * 1024);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_PCPUS, hi.nr_pcpus);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_CPU_HZ, (uint64_t)hi.cpu_khz * 1000);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_MEMORY_TOTAL, hi.total_memory_kib * 1024);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_MEMORY_FREE, hi.free_memory_kib * 1024);
+    export_figs_set(&s->host, EXPORT_FIG_HOST_MEMORY_SCRUB, hi.scrub_memory_kib * 1024);
     idle = calloc(MAX_PCPUS, sizeof(*idle));
     if (idle && xenstats_host_pcpu_idle(c->host, idle, MAX_PCPUS, &n) == 0 && n) {
         s->pcpus = calloc(n, sizeof(*s->pcpus));
         for (size_t i = 0; s->pcpus && i < n; i++)
-            figs_set(&s->pcpus[i], FIG_PCPU_IDLE, idle[i]);
+            export_figs_set(&s->pcpus[i], EXPORT_FIG_PCPU_IDLE, idle[i]);
         s->nr_pcpus = s->pcpus ? (uint32_t)n : 0;
     }
     free(idle);
 }
 
 /* Room for n devices of a domain; NULL (and *ret_n 0) when n is 0 or no memory. */
-static struct snap_device *new_devices(size_t n, uint32_t *ret_n)
+static struct export_device *new_devices(size_t n, uint32_t *ret_n)
 {
-    struct snap_device *d = n ? calloc(n, sizeof(*d)) : NULL;
+    struct export_device *d = n ? calloc(n, sizeof(*d)) : NULL;
 
     *ret_n = d ? (uint32_t)n : 0;
     return d;
 }
 
-static void vif_figures(struct snap_device *out, const struct xenstats_vif *in)
+static void vif_figures(struct export_device *out, const struct xenstats_vif *in)
 {
-    struct snap_figs *f = &out->figs;
+    struct export_figs *f = &out->figs;
 
     out->devid = in->devid;
     snprintf(out->name, sizeof(out->name), "%s", in->name);
-    figs_set(f, FIG_VIF_RX_BYTES, in->rx_bytes);
-    figs_set(f, FIG_VIF_RX_PACKETS, in->rx_packets);
-    figs_set(f, FIG_VIF_RX_ERRORS, in->rx_errors);
-    figs_set(f, FIG_VIF_RX_DROPS, in->rx_dropped);
-    figs_set(f, FIG_VIF_TX_BYTES, in->tx_bytes);
-    figs_set(f, FIG_VIF_TX_PACKETS, in->tx_packets);
-    figs_set(f, FIG_VIF_TX_ERRORS, in->tx_errors);
-    figs_set(f, FIG_VIF_TX_DROPS, in->tx_dropped);
-    static const enum figure_id netback[XENSTATS_NETBACK_STATS] = {
-        [XENSTATS_NETBACK_RX_GSO_CHECKSUM_FIXUP] = FIG_VIF_NB_CSUM_FIXUP,
-        [XENSTATS_NETBACK_TX_ZEROCOPY_SENT] = FIG_VIF_NB_ZC_SENT,
-        [XENSTATS_NETBACK_TX_ZEROCOPY_SUCCESS] = FIG_VIF_NB_ZC_SUCCESS,
-        [XENSTATS_NETBACK_TX_ZEROCOPY_FAIL] = FIG_VIF_NB_ZC_FAIL,
-        [XENSTATS_NETBACK_TX_FRAG_OVERFLOW] = FIG_VIF_NB_FRAG_OVERFLOW,
+    export_figs_set(f, EXPORT_FIG_VIF_RX_BYTES, in->rx_bytes);
+    export_figs_set(f, EXPORT_FIG_VIF_RX_PACKETS, in->rx_packets);
+    export_figs_set(f, EXPORT_FIG_VIF_RX_ERRORS, in->rx_errors);
+    export_figs_set(f, EXPORT_FIG_VIF_RX_DROPS, in->rx_dropped);
+    export_figs_set(f, EXPORT_FIG_VIF_TX_BYTES, in->tx_bytes);
+    export_figs_set(f, EXPORT_FIG_VIF_TX_PACKETS, in->tx_packets);
+    export_figs_set(f, EXPORT_FIG_VIF_TX_ERRORS, in->tx_errors);
+    export_figs_set(f, EXPORT_FIG_VIF_TX_DROPS, in->tx_dropped);
+    static const enum export_figure_id netback[XENSTATS_NETBACK_STATS] = {
+        [XENSTATS_NETBACK_RX_GSO_CHECKSUM_FIXUP] = EXPORT_FIG_VIF_NB_CSUM_FIXUP,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_SENT] = EXPORT_FIG_VIF_NB_ZC_SENT,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_SUCCESS] = EXPORT_FIG_VIF_NB_ZC_SUCCESS,
+        [XENSTATS_NETBACK_TX_ZEROCOPY_FAIL] = EXPORT_FIG_VIF_NB_ZC_FAIL,
+        [XENSTATS_NETBACK_TX_FRAG_OVERFLOW] = EXPORT_FIG_VIF_NB_FRAG_OVERFLOW,
     };
     for (int i = 0; i < XENSTATS_NETBACK_STATS; i++)
         if (in->netback_present & (1u << i))
-            figs_set(f, netback[i], in->netback[i]);
+            export_figs_set(f, netback[i], in->netback[i]);
 }
 
-static void vbd_figures(struct snap_device *out, const struct xenstats_vbd *in)
+static void vbd_figures(struct export_device *out, const struct xenstats_vbd *in)
 {
-    struct snap_figs *f = &out->figs;
+    struct export_figs *f = &out->figs;
 
     out->devid = in->devid;
     snprintf(out->name, sizeof(out->name), "%s", in->name);
-    figs_set(f, FIG_VBD_OO, in->oo_req);
-    figs_set(f, FIG_VBD_READS, in->rd_req);
-    figs_set(f, FIG_VBD_WRITES, in->wr_req);
-    figs_set(f, FIG_VBD_FLUSHES, in->f_req);
-    figs_set(f, FIG_VBD_DISCARDS, in->ds_req);
-    figs_set(f, FIG_VBD_READ_SECTORS, in->rd_sect);
-    figs_set(f, FIG_VBD_WRITE_SECTORS, in->wr_sect);
+    export_figs_set(f, EXPORT_FIG_VBD_OO, in->oo_req);
+    export_figs_set(f, EXPORT_FIG_VBD_READS, in->rd_req);
+    export_figs_set(f, EXPORT_FIG_VBD_WRITES, in->wr_req);
+    export_figs_set(f, EXPORT_FIG_VBD_FLUSHES, in->f_req);
+    export_figs_set(f, EXPORT_FIG_VBD_DISCARDS, in->ds_req);
+    export_figs_set(f, EXPORT_FIG_VBD_READ_SECTORS, in->rd_sect);
+    export_figs_set(f, EXPORT_FIG_VBD_WRITE_SECTORS, in->wr_sect);
 }
 
-static void fill_devices(struct collector *c, struct snapshot *s)
+static void fill_devices(struct collector *c, struct export_snapshot *s)
 {
     struct xenstats_vif *vifs = NULL;
     struct xenstats_vbd *vbds = NULL;
@@ -680,7 +685,7 @@ static void fill_devices(struct collector *c, struct snapshot *s)
     }
     /* the domains and both lists are in domid order: walk along them */
     for (uint32_t i = 0; i < s->nr_domains; i++) {
-        struct snap_domain *d = &s->domains[i];
+        struct export_domain *d = &s->domains[i];
 
         while (vi < nv && vifs[vi].domid < d->domid)
             vi++;
@@ -701,9 +706,10 @@ static void fill_devices(struct collector *c, struct snapshot *s)
     free(vbds);
 }
 
-struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent *agent)
+struct export_snapshot *collector_snapshot(struct collector *c, const struct export_agent *agent)
 {
-    struct snapshot *s = snapshot_new();
+    struct export_snapshot *s = export_snapshot_new();
+    struct xenstats_pv_domain_info pv;
     struct timespec wall;
     struct tracked *t;
     uint32_t i = 0;
@@ -714,7 +720,7 @@ struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent
         return NULL;
     s->domains = calloc(c->nr_domains ? c->nr_domains : 1, sizeof(*s->domains));
     if (!s->domains) {
-        snapshot_unref(s);
+        export_snapshot_unref(s);
         errno = ENOMEM;
         return NULL;
     }
@@ -725,15 +731,15 @@ struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent
     s->backend = xenstats_host_backend(c->host) == XENSTATS_BACKEND_XEN ? "xen" : "emu";
     s->self_domid = xenstats_host_self_domid(c->host);
     for (t = c->domains; t; t = t->next, i++) {
-        struct snap_domain *d = &s->domains[i];
+        struct export_domain *d = &s->domains[i];
 
         d->domid = t->info.domid;
         snprintf(d->name, sizeof(d->name), "%s", t->info.name);
         d->nr_vcpus = t->info.nr_vcpus;
         fill_domain(c, t, d);
         fill_vcpus(c, t, d);
-        if (t->pv && xenstats_monitor_domain_info(c->monitor, t->info.domid, &d->pv) == 0)
-            d->pv_monitored = true;
+        if (t->pv && xenstats_monitor_domain_info(c->monitor, t->info.domid, &pv) == 0)
+            export_domain_set_pv(d, &pv);
     }
     s->nr_domains = i;
     fill_host(c, s);
@@ -743,14 +749,14 @@ struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent
     fill_sets(c, s);
     count_providers(s);
     c->samples++;
-    s->agent.samples = c->samples;
-    s->agent.errors = c->errors;
-    s->agent.sample_duration = (double)(now - c->round_start) / 1e9;
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_SAMPLES, c->samples);
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_ERRORS, c->errors);
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_SAMPLE_DURATION, now - c->round_start);
     /* the times of the vCPUs are on the producer's clock: so is the snapshot's */
     return s;
 }
 
-struct snapshot *collector_collect(struct collector *c, const struct snap_agent *agent)
+struct export_snapshot *collector_collect(struct collector *c, const struct export_agent *agent)
 {
     collector_begin(c);
     if (c->monitor)

@@ -49,10 +49,10 @@ int collector_round_wait_ms(const struct collector *c, uint64_t now_ns);
  * Build the snapshot of the round (agent counts as given; samples and
  * errors are the collector's own).  NULL and errno when out of memory.
  */
-struct snapshot *collector_snapshot(struct collector *c, const struct snap_agent *agent);
+struct export_snapshot *collector_snapshot(struct collector *c, const struct export_agent *agent);
 
 /* One whole round in the calling thread: begin, wait for answers, snapshot. */
-struct snapshot *collector_collect(struct collector *c, const struct snap_agent *agent);
+struct export_snapshot *collector_collect(struct collector *c, const struct export_agent *agent);
 
 /* Errors counted so far (domains that could not be read, failed lists). */
 uint64_t collector_errors(const struct collector *c);

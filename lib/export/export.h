@@ -17,68 +17,96 @@
 #include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
-enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_INFO };
+enum export_metric_kind { EXPORT_COUNTER, EXPORT_GAUGE, EXPORT_INFO };
 
 /* What a FIGURE of metrics.def is one number of. */
-enum figure_scope { SCOPE_HOST, SCOPE_PCPU, SCOPE_DOMAIN, SCOPE_VIF, SCOPE_VBD };
+enum export_figure_scope { EXPORT_SCOPE_AGENT, EXPORT_SCOPE_HOST, EXPORT_SCOPE_PCPU, EXPORT_SCOPE_DOMAIN, EXPORT_SCOPE_VIF, EXPORT_SCOPE_VBD, EXPORT_SCOPE_PV, EXPORT_SCOPE_SET };
 
-enum metric_id {
-#define METRIC(id, name, kind, unit, labels, help) METRIC_##id,
-#define FIGURE(id, scope, name, kind, unit, json, top, help) METRIC_##id,
+/* How a figure's JSON member is written (FIGURE_AS). */
+enum export_json_form { EXPORT_JSON_NUMBER, EXPORT_JSON_BOOL, EXPORT_JSON_DOUBLE };
+
+enum export_metric_id {
+#define METRIC(id, name, kind, unit, labels, help) EXPORT_METRIC_##id,
+#define FIGURE_AS(id, scope, name, kind, unit, json, form, top, help) EXPORT_METRIC_##id,
 #include "metrics.def"
-#undef FIGURE
+#undef FIGURE_AS
 #undef METRIC
-    METRIC_COUNT
+    EXPORT_METRIC_COUNT
 };
 
-enum figure_id {
+enum export_figure_id {
 #define METRIC(id, name, kind, unit, labels, help)
-#define FIGURE(id, scope, name, kind, unit, json, top, help) FIG_##id,
+#define FIGURE_AS(id, scope, name, kind, unit, json, form, top, help) EXPORT_FIG_##id,
 #include "metrics.def"
-#undef FIGURE
+#undef FIGURE_AS
 #undef METRIC
-    FIG_COUNT
+    EXPORT_FIG_COUNT
 };
 
-struct metric_decl {
-    const char *name; /* family name, without _total / _info */
-    enum metric_kind kind;
+struct export_metric_decl {
+    const char *name; /* family name, without _total / _info; "" for a JSON member only */
+    enum export_metric_kind kind;
     const char *unit;
     const char *labels;
     const char *help;
 };
 
-extern const struct metric_decl metric_decls[METRIC_COUNT];
+extern const struct export_metric_decl export_metric_decls[EXPORT_METRIC_COUNT];
 
-struct figure_decl {
-    enum metric_id metric;
-    enum figure_scope scope;
-    const char *json; /* key in the scope's JSON object */
-    const char *top;  /* top's column header; "" when not a column */
-    bool ns;          /* kept in ns, rendered in seconds */
+struct export_figure_decl {
+    enum export_metric_id metric;
+    enum export_figure_scope scope;
+    const char *json; /* key in the scope's JSON object; "" when not in the JSON */
+    enum export_json_form json_form;
+    const char *top; /* top's column header; "" when not a column */
+    bool ns;         /* kept in ns, rendered in seconds */
 };
 
-extern const struct figure_decl figure_decls[FIG_COUNT];
+extern const struct export_figure_decl export_figure_decls[EXPORT_FIG_COUNT];
 
-/* The figures of one object; a figure not known is absent from every output. */
-struct snap_figs {
-    uint64_t v[FIG_COUNT];
-    bool valid[FIG_COUNT];
+/*
+ * The figures of one object; a figure not known is absent from every
+ * output.  An object holds only its scope's figures: each figure's slot is
+ * its rank among its scope's (export_figure_slot), so a thousand domains,
+ * their devices and their sets do not each carry room for every figure.
+ */
+#define EXPORT_FIGS_MAX 24 /* the most figures of one scope; decls.c checks it */
+extern uint8_t export_figure_slot[EXPORT_FIG_COUNT];
+
+struct export_figs {
+    uint64_t v[EXPORT_FIGS_MAX];
+    bool valid[EXPORT_FIGS_MAX];
 };
 
-static inline void figs_set(struct snap_figs *f, enum figure_id id, uint64_t v)
+static inline void export_figs_set(struct export_figs *f, enum export_figure_id id, uint64_t v)
 {
-    f->v[id] = v;
-    f->valid[id] = true;
+    f->v[export_figure_slot[id]] = v;
+    f->valid[export_figure_slot[id]] = true;
+}
+
+static inline void export_figs_forget(struct export_figs *f, enum export_figure_id id)
+{
+    f->valid[export_figure_slot[id]] = false;
+}
+
+static inline bool export_figs_known(const struct export_figs *f, enum export_figure_id id)
+{
+    return f->valid[export_figure_slot[id]];
+}
+
+/* The value of a figure of the object's scope (0 when not known). */
+static inline uint64_t export_figs_get(const struct export_figs *f, enum export_figure_id id)
+{
+    return f->v[export_figure_slot[id]];
 }
 
 /* A UUID as 8-4-4-4-12 lower-case hex digits. */
-void uuid_format(const uint8_t uuid[16], char out[37]);
+void export_uuid_format(const uint8_t uuid[16], char out[37]);
 
 /* The metrics reference (docs/metrics.md) as Markdown. */
-void metrics_reference(FILE *out);
+void export_metrics_reference(FILE *out);
 
-struct snap_vcpu {
+struct export_vcpu {
     uint8_t state;        /* a runstate, or 0xff unknown */
     bool time_valid[XENSTATS_VCPU_NR_RUNSTATES];
     uint64_t time_ns[XENSTATS_VCPU_NR_RUNSTATES];  /* staleness rule applied */
@@ -86,7 +114,7 @@ struct snap_vcpu {
     uint64_t changes;
 };
 
-struct snap_stat {
+struct export_stat {
     char *name;
     uint8_t type;
     bool valid;
@@ -98,69 +126,72 @@ struct snap_stat {
     char *ascii;
 };
 
-struct snap_set {
+struct export_set {
     char *provider, *set, *reason;
     enum xenstats_pv_set_state state;
-    uint64_t samples, timeouts, errors, latency_ns;
+    struct export_figs figs; /* EXPORT_SCOPE_SET */
     double created; /* Unix seconds the set was attached (its counters start), 0 if not live */
     uint32_t nr_stats;
-    struct snap_stat *stats;
+    struct export_stat *stats;
     /* when set, every stats[].name and .ascii points into it: one
      * allocation per set instead of one per string (freed once) */
     char *strings;
 };
 
 /* A vif or a vbd of a domain. */
-struct snap_device {
+struct export_device {
     uint32_t devid;
     char name[XENSTATS_DEVICE_NAME_MAX];
-    struct snap_figs figs;
+    struct export_figs figs;
 };
 
-struct snap_domain {
+struct export_domain {
     uint32_t domid;
     char name[XENSTATS_DOMAIN_NAME_MAX];
     uint8_t uuid[16];
     uint32_t flags;           /* XENSTATS_DOMAIN_* */
     uint32_t shutdown_reason; /* with XENSTATS_DOMAIN_SHUTDOWN */
-    struct snap_figs figs;
+    struct export_figs figs;
     uint32_t nr_vifs, nr_vbds;
-    struct snap_device *vifs, *vbds;
+    struct export_device *vifs, *vbds;
     uint32_t nr_vcpus;
     enum xenstats_vcpu_source vcpu_source;
     char *vcpu_error;
-    struct snap_vcpu *vcpus;
+    struct export_vcpu *vcpus;
     uint32_t nr_sets;
-    struct snap_set *sets;
-    /* what the domain cost the PV stats monitor (xenstats_pv_domain_info) */
+    struct export_set *sets;
+    /* what the domain cost the PV stats monitor (EXPORT_SCOPE_PV), when it watches it */
     bool pv_monitored;
-    struct xenstats_pv_domain_info pv;
+    struct export_figs pv;
 };
 
-struct snap_agent {
-    uint64_t samples, errors, scrapes;
-    uint64_t http_refused, http_evicted;
-    double sample_duration;
-    uint32_t providers;
+/* The PV stats monitor's figures of a domain it watches (snap_domain.pv). */
+void export_domain_set_pv(struct export_domain *d, const struct xenstats_pv_domain_info *info);
+
+struct export_agent {
+    /* EXPORT_SCOPE_AGENT; every one known (0) in a new snapshot; EXPORT_FIG_AGENT_DOMAINS
+     * is the snapshot's nr_domains whatever it says */
+    struct export_figs figs;
     uint32_t sets_by_state[XENSTATS_PV_NR_SET_STATES];
 };
 
-struct snapshot {
+struct export_snapshot {
     pthread_mutex_t lock; /* refs and the cached renderings */
     unsigned int refs;
     double wall;           /* Unix seconds */
     uint64_t monotonic_ns;
     double interval;
     const char *backend;
+    char *backend_copy; /* what backend points to in a snapshot read from JSON */
     uint32_t self_domid;
     /* the hypervisor; xen_version empty when the backend cannot tell */
     char xen_version[48], scheduler[32];
-    struct snap_figs host;
+    struct export_figs host;
     uint32_t nr_pcpus;
-    struct snap_figs *pcpus;
-    struct snap_agent agent;
+    struct export_figs *pcpus;
+    struct export_agent agent;
     uint32_t nr_domains;
-    struct snap_domain *domains;
+    struct export_domain *domains;
     /* renderings, made on first use */
     char *text[3];
     size_t text_len[3];
@@ -169,27 +200,27 @@ struct snapshot {
     size_t encoded_len[3];
 };
 
-enum render_format { RENDER_PROMETHEUS = 0, RENDER_OPENMETRICS = 1, RENDER_JSON = 2 };
+enum export_format { EXPORT_FORMAT_PROMETHEUS = 0, EXPORT_FORMAT_OPENMETRICS = 1, EXPORT_FORMAT_JSON = 2 };
 
-struct snapshot *snapshot_new(void);
-struct snapshot *snapshot_ref(struct snapshot *s);
-void snapshot_unref(struct snapshot *s); /* accepts NULL */
+struct export_snapshot *export_snapshot_new(void);
+struct export_snapshot *export_snapshot_ref(struct export_snapshot *s);
+void export_snapshot_unref(struct export_snapshot *s); /* accepts NULL */
 
 /*
  * The rendering of s in `format`, made once and kept with the snapshot:
  * valid while the caller holds a reference.  Counts such as scrapes are as
  * of the snapshot.  Returns NULL and errno on allocation failure.
  */
-const char *snapshot_render(struct snapshot *s, enum render_format format, size_t *ret_len);
+const char *export_snapshot_render(struct export_snapshot *s, enum export_format format, size_t *ret_len);
 
 /*
- * Where a rendering goes in pieces (snapshot_render_to()): 0 to go on, or
+ * Where a rendering goes in pieces (export_snapshot_render_to()): 0 to go on, or
  * a negative errno, which ends the rendering with that error.
  */
-typedef int render_sink(void *ctx, const char *data, size_t len);
+typedef int export_render_sink(void *ctx, const char *data, size_t len);
 
 /* The pieces a sink is given are about this long (longer only for one long line). */
-#define RENDER_PIECE 65536
+#define EXPORT_RENDER_PIECE 65536
 
 /*
  * Render s in `format` to sink, in pieces, holding at most about one
@@ -197,15 +228,15 @@ typedef int render_sink(void *ctx, const char *data, size_t len);
  * a compressor need never hold whole.  0, -ENOMEM, or the sink's error.
  * s is only read: any number of threads may render one snapshot at once.
  */
-int snapshot_render_to(const struct snapshot *s, enum render_format format, render_sink *sink, void *ctx);
+int export_snapshot_render_to(const struct export_snapshot *s, enum export_format format, export_render_sink *sink, void *ctx);
 
 /*
  * An encoding of a rendering (the agent's gzip; the library has no
  * compressor of its own), which renders s itself through
- * snapshot_render_to(): returns 0 with *ret_data a malloc'd buffer the
+ * export_snapshot_render_to(): returns 0 with *ret_data a malloc'd buffer the
  * snapshot then owns, or a negative errno.
  */
-typedef int snapshot_encoder(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len);
+typedef int export_snapshot_encoder(const struct export_snapshot *s, enum export_format format, char **ret_data, size_t *ret_len);
 
 /*
  * The rendering of s in `format` passed through `encode`, made once and
@@ -215,7 +246,7 @@ typedef int snapshot_encoder(const struct snapshot *s, enum render_format format
  * Valid while the caller holds a reference; NULL and errno when rendering
  * or encoding fails.
  */
-const char *snapshot_render_encoded(struct snapshot *s, enum render_format format, snapshot_encoder *encode,
+const char *export_snapshot_render_encoded(struct export_snapshot *s, enum export_format format, export_snapshot_encoder *encode,
                                     size_t *ret_len);
 
 /*
@@ -223,24 +254,45 @@ const char *snapshot_render_encoded(struct snapshot *s, enum render_format forma
  * or, with a sink, in pieces to it: the buffer is then given to the sink
  * whenever it fills (sink_error keeps the sink's error).
  */
-struct strbuf {
+struct export_strbuf {
     char *data;
     size_t len, cap;
     bool failed;
-    render_sink *sink;
+    export_render_sink *sink;
     void *sink_ctx;
     int sink_error;
 };
-void strbuf_free(struct strbuf *b);
-int render_prometheus(const struct snapshot *s, bool openmetrics, struct strbuf *out);
-int render_json(const struct snapshot *s, struct strbuf *out);
+void export_strbuf_free(struct export_strbuf *b);
+int export_render_prometheus(const struct export_snapshot *s, bool openmetrics, struct export_strbuf *out);
+int export_render_json(const struct export_snapshot *s, struct export_strbuf *out);
 
 /*
  * Escape a label value as the text formats want it (\\, \", \n); each byte
  * of an invalid UTF-8 sequence becomes U+FFFD.
  */
-void strbuf_label_value(struct strbuf *b, const char *s);
+void export_strbuf_label_value(struct export_strbuf *b, const char *s);
 /* A JSON string, quoted: UTF-8 unchanged, invalid bytes as U+FFFD. */
-void strbuf_json_string(struct strbuf *b, const char *s);
+void export_strbuf_json_string(struct export_strbuf *b, const char *s);
+
+/* The most a JSON snapshot may hold for export_snapshot_read_json(); more is malformed. */
+#define EXPORT_READ_MAX_DOMAINS 65536
+#define EXPORT_READ_MAX_VCPUS 16384
+#define EXPORT_READ_MAX_DEVICES 65536
+#define EXPORT_READ_MAX_SETS 4096
+#define EXPORT_READ_MAX_STATS 65536
+
+/*
+ * Read the JSON of export_render_json() (docs/agent-api.md) back into a
+ * snapshot: the model `xenstats top` shows an agent's samples in.  Every
+ * member is type-checked and bounded; members null or absent are not
+ * known; strings are kept as they come (escape them before a terminal
+ * sees them); a state this build does not know is not known.  The JSON
+ * has the PV sets' total and the rejected ones only: the others are
+ * counted as active.  Returns 0 and a snapshot the caller releases with
+ * export_snapshot_unref(), or -EBADMSG with a reason such as
+ * "domains[2].vcpus[0].running: expected a number or null" in err, or
+ * -ENOMEM.  *ret_snapshot is untouched on failure.
+ */
+int export_snapshot_read_json(const char *text, size_t len, struct export_snapshot **ret_snapshot, char *err, size_t errlen);
 
 #endif

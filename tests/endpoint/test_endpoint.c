@@ -49,10 +49,10 @@ static void test_accepts_gzip(void **state)
             fail_msg("'%s' should not accept gzip", no[i]);
 }
 
-/* A snapshot whose text is some n * 2.6 KB: many of RENDER_PIECE. */
-static struct snapshot *big_snapshot(uint32_t n)
+/* A snapshot whose text is some n * 2.6 KB: many of EXPORT_RENDER_PIECE. */
+static struct export_snapshot *big_snapshot(uint32_t n)
 {
-    struct snapshot *s = snapshot_new();
+    struct export_snapshot *s = export_snapshot_new();
 
     assert_non_null(s);
     s->backend = "emu";
@@ -60,7 +60,7 @@ static struct snapshot *big_snapshot(uint32_t n)
     s->domains = calloc(n, sizeof(*s->domains));
     assert_non_null(s->domains);
     for (uint32_t i = 0; i < n; i++) {
-        struct snap_domain *d = &s->domains[i];
+        struct export_domain *d = &s->domains[i];
 
         d->domid = i + 1;
         snprintf(d->name, sizeof(d->name), "guest-%u-\xff", i); /* an invalid byte: U+FFFD */
@@ -97,17 +97,17 @@ static char *gunzip(const char *gz, size_t gz_len, size_t max, size_t *ret_len)
 
 static void test_gzip_round_trip(void **state)
 {
-    struct snapshot *s = big_snapshot(4000);
+    struct export_snapshot *s = big_snapshot(4000);
     const char *text;
     char *out = NULL, *back;
     size_t text_len = 0, out_len = 0, back_len = 0;
 
     (void)state;
     for (int f = 0; f < 3; f++) {
-        text = snapshot_render(s, (enum render_format)f, &text_len);
+        text = export_snapshot_render(s, (enum export_format)f, &text_len);
         assert_non_null(text);
-        assert_true(text_len > 8 * RENDER_PIECE);
-        assert_int_equal(http_gzip_snapshot(s, (enum render_format)f, &out, &out_len), 0);
+        assert_true(text_len > 8 * EXPORT_RENDER_PIECE);
+        assert_int_equal(http_gzip_snapshot(s, (enum export_format)f, &out, &out_len), 0);
         assert_true(out_len < text_len / 5);
         assert_int_equal((unsigned char)out[0], 0x1f); /* gzip magic */
         assert_int_equal((unsigned char)out[1], 0x8b);
@@ -118,7 +118,7 @@ static void test_gzip_round_trip(void **state)
         free(back);
         free(out);
     }
-    snapshot_unref(s);
+    export_snapshot_unref(s);
 }
 
 /* ---- rendering in pieces --------------------------------------------------------- */
@@ -146,40 +146,40 @@ static int collect(void *ctx, const char *data, size_t len)
 
 static void test_render_to_pieces(void **state)
 {
-    struct snapshot *s = big_snapshot(2000);
+    struct export_snapshot *s = big_snapshot(2000);
     struct collected c = {0};
     const char *text;
     size_t text_len = 0;
 
     (void)state;
     for (int f = 0; f < 3; f++) {
-        text = snapshot_render(s, (enum render_format)f, &text_len);
+        text = export_snapshot_render(s, (enum export_format)f, &text_len);
         assert_non_null(text);
         c = (struct collected){.data = malloc(text_len), .cap = text_len};
         assert_non_null(c.data);
-        assert_int_equal(snapshot_render_to(s, (enum render_format)f, collect, &c), 0);
+        assert_int_equal(export_snapshot_render_to(s, (enum export_format)f, collect, &c), 0);
         assert_int_equal(c.len, text_len);
         assert_memory_equal(c.data, text, text_len);
         /* never more than a piece held: no line here is longer than one */
-        assert_true(c.largest <= RENDER_PIECE);
-        assert_true(c.pieces >= text_len / RENDER_PIECE);
+        assert_true(c.largest <= EXPORT_RENDER_PIECE);
+        assert_true(c.pieces >= text_len / EXPORT_RENDER_PIECE);
         /* a sink that refuses ends the rendering with its error, and is not called again */
         c.len = 0;
         c.pieces = 0;
         c.fail_at = 3;
-        assert_int_equal(snapshot_render_to(s, (enum render_format)f, collect, &c), -EPIPE);
+        assert_int_equal(export_snapshot_render_to(s, (enum export_format)f, collect, &c), -EPIPE);
         assert_int_equal(c.pieces, 3);
-        assert_true(c.len > 0 && c.len <= 2 * (size_t)RENDER_PIECE);
+        assert_true(c.len > 0 && c.len <= 2 * (size_t)EXPORT_RENDER_PIECE);
         free(c.data);
     }
-    snapshot_unref(s);
+    export_snapshot_unref(s);
 }
 
 /* ---- the snapshot's cache of the encoding -------------------------------------- */
 
 static int encoder_calls, encoder_fails;
 
-static int counting_gzip(const struct snapshot *s, enum render_format format, char **ret_data, size_t *ret_len)
+static int counting_gzip(const struct export_snapshot *s, enum export_format format, char **ret_data, size_t *ret_len)
 {
     encoder_calls++;
     if (encoder_fails)
@@ -189,7 +189,7 @@ static int counting_gzip(const struct snapshot *s, enum render_format format, ch
 
 static void test_snapshot_encoded(void **state)
 {
-    struct snapshot *s = snapshot_new();
+    struct export_snapshot *s = export_snapshot_new();
     const char *text, *gz, *again;
     size_t text_len = 0, gz_len = 0, again_len = 0;
     char *back;
@@ -200,17 +200,17 @@ static void test_snapshot_encoded(void **state)
     s->backend = "emu";
     encoder_fails = 1;
     errno = 0;
-    assert_null(snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &gz_len));
+    assert_null(export_snapshot_render_encoded(s, EXPORT_FORMAT_PROMETHEUS, counting_gzip, &gz_len));
     assert_int_equal(errno, ENOMEM);
     encoder_fails = 0;
-    gz = snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &gz_len);
+    gz = export_snapshot_render_encoded(s, EXPORT_FORMAT_PROMETHEUS, counting_gzip, &gz_len);
     assert_non_null(gz);
-    again = snapshot_render_encoded(s, RENDER_PROMETHEUS, counting_gzip, &again_len);
+    again = export_snapshot_render_encoded(s, EXPORT_FORMAT_PROMETHEUS, counting_gzip, &again_len);
     assert_ptr_equal(again, gz); /* kept, not made again */
     assert_int_equal(again_len, gz_len);
     assert_int_equal(encoder_calls, 2);
     /* the text it encodes is the snapshot's own rendering */
-    text = snapshot_render(s, RENDER_PROMETHEUS, &text_len);
+    text = export_snapshot_render(s, EXPORT_FORMAT_PROMETHEUS, &text_len);
     assert_non_null(text);
     back_len = (uLongf)text_len + 1;
     back = malloc(back_len);
@@ -229,9 +229,9 @@ static void test_snapshot_encoded(void **state)
     assert_memory_equal(back, text, text_len);
     free(back);
     /* another format: its own encoding */
-    assert_non_null(snapshot_render_encoded(s, RENDER_JSON, counting_gzip, &again_len));
+    assert_non_null(export_snapshot_render_encoded(s, EXPORT_FORMAT_JSON, counting_gzip, &again_len));
     assert_int_equal(encoder_calls, 3);
-    snapshot_unref(s); /* frees the encodings too (ASan's leak check) */
+    export_snapshot_unref(s); /* frees the encodings too (ASan's leak check) */
 }
 
 /* ---- Authorization ------------------------------------------------------------- */

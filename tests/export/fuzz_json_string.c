@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *in = malloc(size + 1);
-    struct strbuf j = {0}, l = {0};
+    struct export_strbuf j = {0}, l = {0};
     struct json_object *o;
     size_t len;
 
@@ -28,11 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in[size] = '\0';
     len = strlen(in);
 
-    strbuf_json_string(&j, in);
-    strbuf_label_value(&j, "");
+    export_strbuf_json_string(&j, in);
+    export_strbuf_label_value(&j, "");
     if (j.failed) {
         free(in);
-        strbuf_free(&j);
+        export_strbuf_free(&j);
         return 0;
     }
     if (!ref_utf8_valid((const unsigned char *)j.data, strlen(j.data)))
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     json_object_put(o);
 
-    strbuf_label_value(&l, in);
+    export_strbuf_label_value(&l, in);
     if (!l.failed) {
         if (!ref_utf8_valid((const unsigned char *)l.data, strlen(l.data)) || strchr(l.data, '\n'))
             abort();
@@ -53,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             !strchr(in, '\n') && strcmp(l.data, in))
             abort();
     }
-    strbuf_free(&j);
-    strbuf_free(&l);
+    export_strbuf_free(&j);
+    export_strbuf_free(&l);
     free(in);
     return 0;
 }

@@ -19,24 +19,24 @@
 
 static char *json_of(const char *in)
 {
-    struct strbuf b = {0};
+    struct export_strbuf b = {0};
     char *out;
 
-    strbuf_json_string(&b, in);
-    strbuf_label_value(&b, ""); /* NUL-terminates */
+    export_strbuf_json_string(&b, in);
+    export_strbuf_label_value(&b, ""); /* NUL-terminates */
     out = strdup(b.data);
-    strbuf_free(&b);
+    export_strbuf_free(&b);
     return out;
 }
 
 static char *label_of(const char *in)
 {
-    struct strbuf b = {0};
+    struct export_strbuf b = {0};
     char *out;
 
-    strbuf_label_value(&b, in);
+    export_strbuf_label_value(&b, in);
     out = strdup(b.data);
-    strbuf_free(&b);
+    export_strbuf_free(&b);
     return out;
 }
 
