@@ -137,7 +137,9 @@ static int read_current(struct pub_set *s, const struct guest_stats **ret)
         r = guest_read_stats(pub->o->proc, kinds[s->kind].source, &pub->stats);
         if (r < 0) {
             warn_once(pub, "set \"%s\": cannot read %s/%s: %s", s->name, pub->o->proc,
-                      s->kind == GUEST_KIND_MEMORY ? "meminfo" : s->kind == GUEST_KIND_CPU ? "stat" : "loadavg or uptime",
+                      s->kind == GUEST_KIND_MEMORY ? "meminfo"
+                      : s->kind == GUEST_KIND_CPU  ? "stat"
+                                                   : "loadavg or uptime",
                       strerror(-r));
             return r;
         }
@@ -231,8 +233,8 @@ static void withdraw(struct guest_publisher *pub, struct pub_set *s)
  * Publish a set whose statistics are `layout` (names and types; values are
  * filled by the first refresh).  Failures are logged and return -errno.
  */
-static int publish(struct guest_publisher *pub, enum guest_kind kind, const char *name, const char *device, const char *path,
-                   const struct guest_stats *layout)
+static int publish(struct guest_publisher *pub, enum guest_kind kind, const char *name, const char *device,
+                   const char *path, const struct guest_stats *layout)
 {
     struct pub_set *s;
     size_t i;
@@ -320,8 +322,8 @@ fail:
 
 /* Keep set `name` published with exactly `layout`: publish it, leave it, or
  * publish it again when its statistics changed (names never change in place). */
-static int sync_set(struct guest_publisher *pub, enum guest_kind kind, const char *name, const char *device, const char *path,
-                    const struct guest_stats *layout)
+static int sync_set(struct guest_publisher *pub, enum guest_kind kind, const char *name, const char *device,
+                    const char *path, const struct guest_stats *layout)
 {
     struct pub_set *s = find_set(pub, name);
 
@@ -345,7 +347,8 @@ static int sync_set(struct guest_publisher *pub, enum guest_kind kind, const cha
 
 /* A PV set name for a device: "net eth0".  Bytes outside printable ASCII
  * become '?', and the user hears about it once. */
-static bool device_set_name(struct guest_publisher *pub, enum guest_kind kind, const char *device, char *out, size_t outlen)
+static bool device_set_name(struct guest_publisher *pub, enum guest_kind kind, const char *device, char *out,
+                            size_t outlen)
 {
     size_t i, n;
     bool changed = false;
