@@ -5,32 +5,23 @@
  * The running emulator is one event loop (epoll): a timerfd drives the
  * emulated scheduler, a signalfd catches SIGINT/SIGTERM, and a UNIX socket
  * in the run directory takes line commands from `xenstats emu create|
- * destroy|list` (protocol in docs/emulator.md).
+ * destroy|list` (protocol in docs/emulator.md).  All that lives in lib/emu/
+ * (run.h sets the host up and runs it, control.h serves the socket,
+ * client.h talks to it); this file takes the options and prints.
  */
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/timerfd.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <xenstats/vcpu.h>
 
 #include "cli/tool.h"
-#include "emu/control.h"
+#include "emu/client.h"
 #include "emu/emu.h"
-#include "emu/hyper/hyper.h"
 #include "emu/loop.h"
 #include "emu/proto/run_dir.h"
-#include "emu/xenstore/xenstore.h"
-#include "emu/xenstore/xs_wire.h"
+#include "emu/run.h"
 #include "util/util.h"
 #include "vcpu/vcpu_fallback.h"
 
@@ -87,118 +78,10 @@ static void usage(FILE *f)
             PROG, PROG, PROG);
 }
 
-static int control_path(char *buf, size_t len)
-{
-    char dir[PATH_MAX - 32];
-    int r = emu_run_dir(dir, sizeof(dir));
-
-    if (r < 0)
-        return r;
-    r = snprintf(buf, len, "%s/%s", dir, EMU_CONTROL_SOCKET);
-    return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
-}
-
 /* ---- run ------------------------------------------------------------- */
 
-static void on_tick(struct emu_loop *loop, int fd, uint32_t events, void *data)
-{
-    struct emu_run *run = data;
-    uint64_t now = monotonic_ns(), ticks;
-
-    if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
-        fail(CMD, "timerfd: %s", strerror(errno));
-        emu_loop_quit(loop, 1);
-        return;
-    }
-    emu_host_tick(&run->host, now);
-    if (run->stop_at && now >= run->stop_at)
-        emu_loop_quit(loop, 0);
-}
-
-static void on_signal(struct emu_loop *loop, int fd, uint32_t events, void *data)
-{
-    struct signalfd_siginfo si;
-
-    if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        log_info("caught signal %u, shutting down", si.ssi_signo);
-        emu_loop_quit(loop, 0);
-    }
-}
-
-static int read_config(const char *path, uint64_t *pcpus, uint64_t *tick, uint64_t *memory, char ***specs,
-                       size_t *nspecs)
-{
-    char *text = NULL, *line, *save = NULL;
-    unsigned int lineno = 0;
-    int r = 0;
-
-    r = read_small_file(path, 1 << 20, &text, NULL);
-    if (r < 0)
-        return fail(CMD, "cannot read config %s: %s", path, strerror(-r));
-    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *key, *value;
-
-        lineno++;
-        line += strspn(line, " \t");
-        if (!*line || *line == '#')
-            continue;
-        key = line;
-        value = key + strcspn(key, " \t");
-        if (*value)
-            *value++ = '\0';
-        value += strspn(value, " \t");
-        if (!strcmp(key, "pcpus")) {
-            if (parse_u64(value, EMU_MAX_PCPUS, pcpus) < 0 || !*pcpus)
-                r = fail(CMD, "%s:%u: pcpus: expected 1..%d", path, lineno, EMU_MAX_PCPUS);
-        } else if (!strcmp(key, "tick")) {
-            if (parse_duration_ns(value, tick) < 0 || *tick < 100000)
-                r = fail(CMD, "%s:%u: tick: expected a duration of at least 100us", path, lineno);
-        } else if (!strcmp(key, "memory")) {
-            if (emu_size_parse(value, EMU_MAX_SIZE_KIB, memory) < 0 || !*memory)
-                r = fail(CMD, "%s:%u: memory: expected a size such as 64G (at most 1T)", path, lineno);
-        } else if (!strcmp(key, "domain")) {
-            char **grown = realloc(*specs, (*nspecs + 1) * sizeof(char *));
-
-            if (!grown || !(grown[*nspecs] = strdup(value))) {
-                free(grown ? grown : *specs);
-                *specs = NULL;
-                r = fail(CMD, "out of memory");
-            } else {
-                *specs = grown;
-                (*nspecs)++;
-            }
-        } else {
-            r = fail(CMD, "%s:%u: unknown setting '%s' (pcpus, tick, memory, domain)", path, lineno, key);
-        }
-        if (r)
-            break;
-    }
-    free(text);
-    return r;
-}
-
-/* The settings of `emu run`, from the command line and --config. */
-struct run_options {
-    uint64_t pcpus, tick, dom0_vcpus, duration;
-    uint64_t memory, dom0_memory; /* KiB */
-    char dir[PATH_MAX - 64];
-    const char *config;
-    char **specs; /* --domain's (argv's), then --config's (strdup()ed) */
-    size_t nspecs, ncli;
-};
-
-static void free_run_options(struct run_options *o)
-{
-    size_t i;
-
-    for (i = o->ncli; i < o->nspecs; i++)
-        free(o->specs[i]);
-    free(o->specs);
-    o->specs = NULL;
-}
-
 /* -1 to go on, else the exit status (--help, a usage error). */
-static int parse_run_options(int argc, char **argv, struct run_options *o)
+static int parse_run_options(int argc, char **argv, struct emu_run_options *o)
 {
     static const struct option opts[] = {
         {"dir", required_argument, NULL, 'd'},        {"pcpus", required_argument, NULL, 'p'},
@@ -227,16 +110,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
             if (parse_duration_ns(optarg, &o->tick) < 0 || o->tick < 100000)
                 return fail(CMD, "--tick %s: expected a duration of at least 100us (e.g. 10ms)", optarg);
             break;
-        case 'D': {
-            char **grown = realloc(o->specs, (o->nspecs + 1) * sizeof(char *));
-
-            if (!grown)
+        case 'D':
+            if (emu_run_options_add_spec(o, optarg) < 0)
                 return fail(CMD, "out of memory");
-            o->specs = grown;
-            o->specs[o->nspecs++] = optarg;
-            o->ncli = o->nspecs;
             break;
-        }
         case 'c':
             o->config = optarg;
             break;
@@ -269,260 +146,68 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     return -1;
 }
 
-/*
- * --config's settings and domains (after the command line's), and every
- * domain's spec checked before the run directory is touched.  -1 to go on,
- * else the exit status after saying why.
- */
-static int load_run_config(struct run_options *o)
-{
-    struct emu_domain_spec spec;
-    char **cfg = NULL, **all, err[256];
-    size_t ncfg = 0, i;
-
-    if (o->config && read_config(o->config, &o->pcpus, &o->tick, &o->memory, &cfg, &ncfg)) {
-        for (i = 0; i < ncfg; i++)
-            free(cfg[i]);
-        free(cfg);
-        return 1;
-    }
-    /* the config's domains first, as they always came */
-    all = ncfg ? malloc((ncfg + o->nspecs) * sizeof(char *)) : NULL;
-    if (ncfg && !all) {
-        for (i = 0; i < ncfg; i++)
-            free(cfg[i]);
-        free(cfg);
-        return fail(CMD, "out of memory");
-    }
-    if (ncfg) {
-        memcpy(all, o->specs, o->nspecs * sizeof(char *));
-        memcpy(all + o->nspecs, cfg, ncfg * sizeof(char *));
-        free(cfg);
-        free(o->specs);
-        o->specs = all;
-        o->nspecs += ncfg;
-    }
-    for (i = 0; i < o->nspecs; i++) {
-        const char *s = o->specs[i < ncfg ? o->ncli + i : i - ncfg];
-
-        if (emu_domain_spec_parse(s, &spec, err, sizeof(err)) < 0)
-            return fail(CMD, "domain '%s': %s", s, err);
-    }
-    if (o->dom0_memory > o->memory)
-        return fail(CMD, "--dom0-memory exceeds the host's --memory");
-    return -1;
-}
-
-/* Domain-0, then each domain of the options, --config's first. */
-static int create_domains(struct emu_run *run, const struct run_options *o)
-{
-    struct emu_domain_spec spec;
-    size_t ncfg = o->nspecs - o->ncli, i;
-    char err[256];
-    int r;
-
-    memset(&spec, 0, sizeof(spec)); /* no devices: a backend domain has none of its own */
-    snprintf(spec.name, sizeof(spec.name), "Domain-0");
-    spec.nr_vcpus = (uint32_t)o->dom0_vcpus;
-    spec.nr_offline = 0;
-    spec.workload = EMU_WORKLOAD_IDLE;
-    spec.vcpu_stats = true;
-    spec.memory_kib = spec.maxmem_kib = o->dom0_memory;
-    spec.shared_kib = spec.outstanding_kib = 0;
-    r = emu_domain_create(&run->host, &spec);
-    for (i = 0; r >= 0 && i < o->nspecs; i++) {
-        const char *s = o->specs[i < ncfg ? o->ncli + i : i - ncfg];
-
-        emu_domain_spec_parse(s, &spec, err, sizeof(err));
-        r = emu_domain_create(&run->host, &spec);
-        if (r == -EEXIST)
-            fail(CMD, "two domains are named '%s'", spec.name);
-    }
-    if (r >= 0)
-        return 0;
-    if (r == -ENOMEM)
-        fail(CMD, "cannot create domain '%s': the host's --memory has %lluK free, it wants %lluK", spec.name,
-             (unsigned long long)run->host.free_memory_kib, (unsigned long long)spec.memory_kib);
-    else if (r != -EEXIST)
-        fail(CMD, "cannot create domain '%s': %s", spec.name, strerror(-r));
-    return 1;
-}
-
-/* The host in o->dir with its event loop, grants, event channels and xenstore; 0 or the exit status. */
-static int open_host(struct emu_run *run, const struct run_options *o)
-{
-    int r = emu_host_init(&run->host, o->dir, (uint32_t)o->pcpus, o->tick, o->memory);
-
-    if (r == -EADDRINUSE)
-        return fail(CMD, "an emulator is already running in %s", o->dir);
-    if (r < 0)
-        return fail(CMD, "cannot set up %s: %s", o->dir, strerror(-r));
-    run->loop = emu_loop_new();
-    if (!run->loop) {
-        r = fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-        emu_host_fini(&run->host);
-        return r;
-    }
-    run->host.loop = run->loop;
-    if ((r = emu_hyper_register(&run->host)) < 0)
-        return fail(CMD, "cannot set up grants and event channels: %s", strerror(-r));
-    if ((r = emu_xenstore_register(&run->host)) < 0)
-        return fail(CMD, "cannot set up xenstore: %s", strerror(-r));
-    return 0;
-}
-
-/* The scheduler's timerfd, the signalfd of `mask` and the control socket, in the loop. */
-static int start_loop(struct emu_run *run, const struct run_options *o, const sigset_t *mask)
-{
-    struct itimerspec its;
-
-    run->sfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
-    run->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (run->sfd < 0 || run->tfd < 0)
-        return fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-    its.it_interval.tv_sec = (time_t)(o->tick / 1000000000ULL);
-    its.it_interval.tv_nsec = (long)(o->tick % 1000000000ULL);
-    its.it_value = its.it_interval;
-    if (timerfd_settime(run->tfd, 0, &its, NULL) < 0 || listen_control(run) < 0 ||
-        emu_loop_add(run->loop, run->tfd, EPOLLIN, on_tick, run) < 0 ||
-        emu_loop_add(run->loop, run->sfd, EPOLLIN, on_signal, run) < 0)
-        return fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-    if (o->duration)
-        run->stop_at = monotonic_ns() + o->duration;
-    return 0;
-}
-
-/* Everything open_host() and start_loop() set up, the control socket's file too. */
-static void close_run(struct emu_run *run, const char *dir)
-{
-    while (run->clients)
-        client_close(run->clients);
-    if (run->lfd >= 0) {
-        char path[PATH_MAX];
-
-        close(run->lfd);
-        if (snprintf(path, sizeof(path), "%s/%s", dir, EMU_CONTROL_SOCKET) < (int)sizeof(path))
-            unlink(path);
-    }
-    if (run->tfd >= 0)
-        close(run->tfd);
-    if (run->sfd >= 0)
-        close(run->sfd);
-    emu_host_fini(&run->host);
-    emu_loop_free(run->loop);
-}
-
 static int run_emulator(int argc, char **argv)
 {
-    struct run_options o = {.pcpus = 2, .tick = 10000000ULL, .dom0_vcpus = 2, .memory = 256ULL << 20,
-                            .dom0_memory = 1ULL << 20};
+    struct emu_run_options o = {.pcpus = 2, .tick = 10000000ULL, .dom0_vcpus = 2, .memory = 256ULL << 20,
+                                .dom0_memory = 1ULL << 20};
     struct emu_run run = {.tfd = -1, .sfd = -1, .lfd = -1};
+    char err[PATH_MAX + 256];
     sigset_t mask;
     int r;
 
     r = parse_run_options(argc, argv, &o);
-    if (r < 0)
-        r = load_run_config(&o);
+    if (r < 0 && emu_run_options_load(&o, err, sizeof(err)) < 0)
+        r = fail(CMD, "%s", err);
     if (r >= 0) {
-        free_run_options(&o);
+        emu_run_options_free(&o);
         return r;
     }
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigprocmask(SIG_BLOCK, &mask, NULL);
-    r = open_host(&run, &o);
-    if (r && !run.loop) {
-        free_run_options(&o);
-        return r; /* nothing to close: open_host() undid what it did */
-    }
-    if (!r && !(r = create_domains(&run, &o)) && !(r = start_loop(&run, &o, &mask))) {
-        r = emu_host_publish(&run.host);
-        if (r < 0) {
-            r = fail(CMD, "cannot write the pid file: %s", strerror(-r));
-        } else {
-            fprintf(stderr, "%s %s: emulated Xen host running in %s (%u pCPUs, tick %.1f ms); Ctrl-C stops it\n",
-                    PROG, CMD, o.dir, (unsigned int)o.pcpus, (double)o.tick / 1e6);
-            fflush(stderr);
-            r = emu_loop_run(run.loop);
-            if (r < 0)
-                r = fail(CMD, "event loop: %s", strerror(-r));
+    if (emu_run_open(&run, &o, err, sizeof(err)) < 0) {
+        r = fail(CMD, "%s", err);
+        if (!run.loop) {
+            emu_run_options_free(&o);
+            return r; /* nothing to close: emu_run_open() undid what it did */
         }
+    } else if (emu_run_create_domains(&run, &o, err, sizeof(err)) < 0 ||
+               emu_run_start(&run, &o, &mask, err, sizeof(err)) < 0) {
+        r = fail(CMD, "%s", err);
+    } else if ((r = emu_host_publish(&run.host)) < 0) {
+        r = fail(CMD, "cannot write the pid file: %s", strerror(-r));
+    } else {
+        fprintf(stderr, "%s %s: emulated Xen host running in %s (%u pCPUs, tick %.1f ms); Ctrl-C stops it\n", PROG,
+                CMD, o.dir, (unsigned int)o.pcpus, (double)o.tick / 1e6);
+        fflush(stderr);
+        r = emu_loop_run(run.loop);
+        if (run.tick_error)
+            fail(CMD, "timerfd: %s", strerror(run.tick_error));
+        if (r < 0)
+            r = fail(CMD, "event loop: %s", strerror(-r));
     }
-    close_run(&run, o.dir);
-    free_run_options(&o);
+    emu_run_close(&run, o.dir);
+    emu_run_options_free(&o);
     return r;
 }
 
 /* ---- client commands ------------------------------------------------- */
 
+static void print_line(const char *line, void *data)
+{
+    (void)data;
+    printf("%s\n", line);
+}
+
+/* Send `request` and print the answer; the exit status. */
 static int control_request(const char *request)
 {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    char buf[CONTROL_LINE_MAX * 4];
-    size_t used = 0;
-    int fd, status = 1;
+    char err[CONTROL_LINE_MAX * 4];
 
-    if (control_path(sa.sun_path, sizeof(sa.sun_path)) < 0)
-        return fail(CMD, "run directory path too long");
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail(CMD, "socket: %s", strerror(errno));
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        int e = errno;
-
-        close(fd);
-        if (e == ENOENT || e == ECONNREFUSED)
-            return fail(CMD, "no emulated host is running (start one with `xenstats emu`)");
-        return fail(CMD, "cannot reach the emulator at %s: %s", sa.sun_path, strerror(e));
-    }
-    if (send(fd, request, strlen(request), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
-        close(fd);
-        return fail(CMD, "cannot send to the emulator: %s", strerror(errno));
-    }
-    for (;;) {
-        char *nl;
-        ssize_t n;
-
-        while ((nl = memchr(buf, '\n', used))) {
-            *nl = '\0';
-            if (!strncmp(buf, "ok", 2)) {
-                if (buf[2] == ' ')
-                    printf("%s\n", buf + 3);
-                status = 0;
-                goto done;
-            }
-            if (!strncmp(buf, "error ", 6)) {
-                char *msg = strchr(buf + 6, ' ');
-
-                fail(CMD, "%s", msg ? msg + 1 : buf + 6);
-                goto done;
-            }
-            if (!strncmp(buf, "domain ", 7))
-                printf("%s\n", buf + 7);
-            else if (!strncmp(buf, "saved ", 6))
-                printf("%s\n", buf + 6);
-            else if (strncmp(buf, "ok", 2))
-                printf("%s\n", buf);
-            memmove(buf, nl + 1, used - (size_t)(nl + 1 - buf));
-            used -= (size_t)(nl + 1 - buf);
-        }
-        if (used == sizeof(buf)) {
-            fail(CMD, "reply line too long");
-            goto done;
-        }
-        n = recv(fd, buf + used, sizeof(buf) - used, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            fail(CMD, "the emulator closed the connection");
-            goto done;
-        }
-        used += (size_t)n;
-    }
-done:
-    close(fd);
-    return status;
+    if (emu_control_call(request, print_line, NULL, err, sizeof(err)) < 0)
+        return fail(CMD, "%s", err);
+    return 0;
 }
 
 static int dump_region(const char *domarg, const char *path)
@@ -571,19 +256,12 @@ out:
 static int control_argv(const char *verb, int argc, char *const *argv)
 {
     char request[CONTROL_LINE_MAX];
-    size_t used;
-    int i, n;
+    int r = emu_control_format(request, sizeof(request), verb, argc, argv);
 
-    n = snprintf(request, sizeof(request), "%s", verb);
-    used = (size_t)n;
-    for (i = 0; i < argc; i++) {
-        if (!*argv[i] || strpbrk(argv[i], " \t\n"))
-            return fail(CMD, "%s: empty argument, or one with blanks or a newline", verb);
-        n = snprintf(request + used, sizeof(request) - used, " %s", argv[i]);
-        if (n < 0 || (size_t)n >= sizeof(request) - used)
-            return fail(CMD, "%s: argument too long", verb);
-        used += (size_t)n;
-    }
+    if (r == -EINVAL)
+        return fail(CMD, "%s: empty argument, or one with blanks or a newline", verb);
+    if (r < 0)
+        return fail(CMD, "%s: argument too long", verb);
     return control_request(request);
 }
 
@@ -594,98 +272,84 @@ static int control_args(const char *verb, const char *a, const char *b)
     return control_argv(verb, b ? 2 : 1, argv);
 }
 
+/* The commands that send their arguments as they are, and print a header
+ * line before the answer (NULL: none). */
+static const struct form {
+    const char *verb, *usage, *header;
+    int min, max; /* arguments after the verb */
+} forms[] = {
+    {"pause", "DOMAIN", NULL, 1, 1},
+    {"unpause", "DOMAIN", NULL, 1, 1},
+    {"mem-set", "DOMAIN SIZE", NULL, 2, 2},
+    {"vcpu-set", "DOMAIN N", NULL, 2, 2},
+    {"migrate", "DOMAIN", NULL, 1, 1},
+    {"reboot", "DOMAIN", NULL, 1, 1},
+    {"save", "DOMAIN", NULL, 1, 1},
+    {"restore", "NAME", NULL, 1, 1},
+    {"saved", NULL, "NAME FROM-DOMID PROCESSES", 0, 0},
+    {"network-attach", "DOMAIN [DEVID]", NULL, 1, 2},
+    {"network-detach", "DOMAIN DEVID", NULL, 2, 2},
+    {"block-attach", "DOMAIN VDEV", NULL, 2, 2},
+    {"block-detach", "DOMAIN VDEV|DEVID", NULL, 2, 2},
+    {"vif-set", "DOMAIN DEVID COUNTER=VALUE[,...]", NULL, 3, 3},
+    {"vbd-set", "DOMAIN VDEV|DEVID COUNTER=VALUE[,...]", NULL, 3, 3},
+    {"devices", NULL, "DOMID KIND DEVID NAME TRAFFIC COUNTERS", 0, 0},
+    {"stats", NULL, NULL, 0, 0},
+    {"list", NULL, "DOMID NAME VCPUS WORKLOAD OFFLINE VCPU-STATS STATE MEM-KIB TARGET-KIB MAXMEM-KIB CPU-S UUID", 0, 0},
+};
+
+static int run_form(const struct form *f, int argc, char **argv)
+{
+    if (argc - 2 < f->min || argc - 2 > f->max)
+        return fail(CMD, "usage: %s emu %s%s%s", PROG, f->verb, f->usage ? " " : "", f->usage ? f->usage : "");
+    if (f->header)
+        printf("%s\n", f->header);
+    return control_argv(f->verb, argc - 2, argv + 2);
+}
+
+/* create SPEC, destroy DOMID [--linger DURATION], shutdown DOMAIN [--reason R]. */
+static int create_destroy_shutdown(const char *sub, int argc, char **argv)
+{
+    char request[CONTROL_LINE_MAX];
+    const char *opt = NULL;
+
+    if (!strcmp(sub, "shutdown")) {
+        if (argc == 5 && !strcmp(argv[3], "--reason"))
+            opt = argv[4];
+        else if (argc == 4 && !strncmp(argv[3], "--reason=", 9))
+            opt = argv[3] + 9;
+        else if (argc != 3)
+            return fail(CMD,
+                        "usage: %s emu shutdown DOMAIN [--reason poweroff|reboot|suspend|crash|watchdog|soft_reset]",
+                        PROG);
+        return control_args(sub, argv[2], opt);
+    }
+    if (!strcmp(sub, "destroy") && (argc == 5 || argc == 4)) {
+        opt = argc == 5 && !strcmp(argv[3], "--linger")      ? argv[4]
+              : argc == 4 && !strncmp(argv[3], "--linger=", 9) ? argv[3] + 9
+                                                              : NULL;
+        if (!opt)
+            return fail(CMD, "usage: %s emu destroy DOMID [--linger DURATION]", PROG);
+        return control_args(sub, argv[2], opt);
+    }
+    if (argc != 3)
+        return fail(CMD, "usage: %s emu %s %s", PROG, sub,
+                    !strcmp(sub, "create") ? "SPEC" : "DOMID [--linger DURATION]");
+    if (snprintf(request, sizeof(request), "%s %s", sub, argv[2]) >= (int)sizeof(request) || strchr(argv[2], '\n'))
+        return fail(CMD, "argument too long or has a newline");
+    return control_request(request);
+}
+
 int cmd_emu(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "run";
-    char request[CONTROL_LINE_MAX];
+    size_t i;
 
-    if (!strcmp(sub, "destroy") && (argc == 5 || argc == 4)) {
-        const char *linger = argc == 5 && !strcmp(argv[3], "--linger")      ? argv[4]
-                             : argc == 4 && !strncmp(argv[3], "--linger=", 9) ? argv[3] + 9
-                                                                             : NULL;
-
-        if (!linger)
-            return fail(CMD, "usage: %s emu destroy DOMID [--linger DURATION]", PROG);
-        return control_args(sub, argv[2], linger);
-    }
-    if (!strcmp(sub, "create") || !strcmp(sub, "destroy")) {
-        if (argc != 3)
-            return fail(CMD, "usage: %s emu %s %s", PROG, sub,
-                        !strcmp(sub, "create") ? "SPEC" : "DOMID [--linger DURATION]");
-        if (snprintf(request, sizeof(request), "%s %s", sub, argv[2]) >= (int)sizeof(request) ||
-            strchr(argv[2], '\n'))
-            return fail(CMD, "argument too long or has a newline");
-        return control_request(request);
-    }
-    if (!strcmp(sub, "pause") || !strcmp(sub, "unpause")) {
-        if (argc != 3)
-            return fail(CMD, "usage: %s emu %s DOMAIN", PROG, sub);
-        return control_args(sub, argv[2], NULL);
-    }
-    if (!strcmp(sub, "mem-set") || !strcmp(sub, "vcpu-set")) {
-        if (argc != 4)
-            return fail(CMD, "usage: %s emu %s DOMAIN %s", PROG, sub, !strcmp(sub, "mem-set") ? "SIZE" : "N");
-        return control_args(sub, argv[2], argv[3]);
-    }
-    if (!strcmp(sub, "migrate") || !strcmp(sub, "reboot") || !strcmp(sub, "save") || !strcmp(sub, "restore")) {
-        if (argc != 3)
-            return fail(CMD, "usage: %s emu %s %s", PROG, sub, !strcmp(sub, "restore") ? "NAME" : "DOMAIN");
-        return control_args(sub, argv[2], NULL);
-    }
-    if (!strcmp(sub, "saved")) {
-        if (argc != 2)
-            return fail(CMD, "usage: %s emu saved", PROG);
-        printf("NAME FROM-DOMID PROCESSES\n");
-        return control_request("saved");
-    }
-    if (!strcmp(sub, "shutdown")) {
-        const char *reason = NULL;
-
-        if (argc == 5 && !strcmp(argv[3], "--reason"))
-            reason = argv[4];
-        else if (argc == 4 && !strncmp(argv[3], "--reason=", 9))
-            reason = argv[3] + 9;
-        else if (argc != 3)
-            return fail(CMD, "usage: %s emu shutdown DOMAIN [--reason poweroff|reboot|suspend|crash|watchdog|soft_reset]",
-                        PROG);
-        return control_args(sub, argv[2], reason);
-    }
-    if (!strcmp(sub, "network-attach") || !strcmp(sub, "network-detach") || !strcmp(sub, "block-attach") ||
-        !strcmp(sub, "block-detach") || !strcmp(sub, "vif-set") || !strcmp(sub, "vbd-set")) {
-        static const struct {
-            const char *verb, *usage;
-            int min, max;
-        } forms[] = {
-            {"network-attach", "DOMAIN [DEVID]", 1, 2},
-            {"network-detach", "DOMAIN DEVID", 2, 2},
-            {"block-attach", "DOMAIN VDEV", 2, 2},
-            {"block-detach", "DOMAIN VDEV|DEVID", 2, 2},
-            {"vif-set", "DOMAIN DEVID COUNTER=VALUE[,...]", 3, 3},
-            {"vbd-set", "DOMAIN VDEV|DEVID COUNTER=VALUE[,...]", 3, 3},
-        };
-
-        for (size_t i = 0; i < ARRAY_SIZE(forms); i++)
-            if (!strcmp(sub, forms[i].verb) && (argc - 2 < forms[i].min || argc - 2 > forms[i].max))
-                return fail(CMD, "usage: %s emu %s %s", PROG, sub, forms[i].usage);
-        return control_argv(sub, argc - 2, argv + 2);
-    }
-    if (!strcmp(sub, "devices")) {
-        if (argc != 2)
-            return fail(CMD, "usage: %s emu devices", PROG);
-        printf("DOMID KIND DEVID NAME TRAFFIC COUNTERS\n");
-        return control_request("devices");
-    }
-    if (!strcmp(sub, "stats")) {
-        if (argc != 2)
-            return fail(CMD, "usage: %s emu stats", PROG);
-        return control_request("stats");
-    }
-    if (!strcmp(sub, "list")) {
-        if (argc != 2)
-            return fail(CMD, "usage: %s emu list", PROG);
-        printf("DOMID NAME VCPUS WORKLOAD OFFLINE VCPU-STATS STATE MEM-KIB TARGET-KIB MAXMEM-KIB CPU-S UUID\n");
-        return control_request("list");
-    }
+    if (!strcmp(sub, "create") || !strcmp(sub, "destroy") || !strcmp(sub, "shutdown"))
+        return create_destroy_shutdown(sub, argc, argv);
+    for (i = 0; i < ARRAY_SIZE(forms); i++)
+        if (!strcmp(sub, forms[i].verb))
+            return run_form(&forms[i], argc, argv);
     if (!strcmp(sub, "dump")) {
         if (argc != 4)
             return fail(CMD, "usage: %s emu dump DOMID FILE", PROG);

@@ -35,6 +35,7 @@ struct emu_run {
     unsigned int nr_clients;
     struct client *clients;
     uint64_t stop_at;
+    int tick_error; /* errno of a failed read of tfd (the loop then stops with 1) */
 };
 
 /*
