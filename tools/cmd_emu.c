@@ -203,7 +203,7 @@ static void print_line(const char *line, void *data)
 /* Send `request` and print the answer; the exit status. */
 static int control_request(const char *request)
 {
-    char err[CONTROL_LINE_MAX * 4];
+    char err[EMU_CONTROL_LINE_MAX * 4];
 
     if (emu_control_call(request, print_line, NULL, err, sizeof(err)) < 0)
         return fail(CMD, "%s", err);
@@ -255,7 +255,7 @@ out:
 /* "VERB ARG...", refusing arguments the line protocol cannot carry. */
 static int control_argv(const char *verb, int argc, char *const *argv)
 {
-    char request[CONTROL_LINE_MAX];
+    char request[EMU_CONTROL_LINE_MAX];
     int r = emu_control_format(request, sizeof(request), verb, argc, argv);
 
     if (r == -EINVAL)
@@ -310,7 +310,7 @@ static int run_form(const struct form *f, int argc, char **argv)
 /* create SPEC, destroy DOMID [--linger DURATION], shutdown DOMAIN [--reason R]. */
 static int create_destroy_shutdown(const char *sub, int argc, char **argv)
 {
-    char request[CONTROL_LINE_MAX];
+    char request[EMU_CONTROL_LINE_MAX];
     const char *opt = NULL;
 
     if (!strcmp(sub, "shutdown")) {

@@ -98,7 +98,7 @@ static int answer_line(const char *line, emu_control_line_fn *on_line, void *dat
 
 int emu_control_call(const char *request, emu_control_line_fn *on_line, void *data, char *err, size_t errlen)
 {
-    char buf[CONTROL_LINE_MAX * 4];
+    char buf[EMU_CONTROL_LINE_MAX * 4];
     size_t used = 0;
     int fd, r;
 

@@ -4,21 +4,22 @@
  * emu create|destroy|list|...` sends and how it reads the answer (protocol
  * in docs/emulator.md; the server is control.c).  It prints nothing: the
  * answer's lines go to a callback, and a failure is -errno with the reason
- * in the caller's buffer.
+ * in the caller's buffer.  Part of lib/emu/, it shares only the protocol
+ * (lib/emu/proto/) with the server.
  */
 #ifndef XENSTATS_EMU_CLIENT_H
 #define XENSTATS_EMU_CLIENT_H
 
 #include <stddef.h>
 
-#include "emu/control.h"
+#include "emu/proto/control.h"
 
 /* Called with each line of an answer, its "domain "/"saved " tag removed,
  * and with the text after a final "ok " (none after a bare "ok"). */
 typedef void emu_control_line_fn(const char *line, void *data);
 
 /*
- * The request "VERB ARG..." into buf (CONTROL_LINE_MAX bytes or fewer).
+ * The request "VERB ARG..." into buf (EMU_CONTROL_LINE_MAX bytes or fewer).
  * -EINVAL: an argument is empty or holds a blank or a newline, which the
  * line protocol cannot carry; -ENAMETOOLONG: the line is too long.
  */

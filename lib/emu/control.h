@@ -14,8 +14,9 @@
 
 #include "emu/emu.h"
 #include "emu/loop.h"
+#include "emu/proto/control.h"
 
-#define CONTROL_LINE_MAX 1024 /* bytes of a request line, newline excluded */
+#define CONTROL_LINE_MAX EMU_CONTROL_LINE_MAX
 #define CONTROL_CLIENTS_MAX 64
 #define DOMAINS_MAX 8192
 
