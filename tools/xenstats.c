@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "util/util.h"
 
 static const struct {
