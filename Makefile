@@ -14,6 +14,8 @@ test:
 # XEN_VERSION=4.17 (default: Debian 12's) or 4.20 (Debian 13's).
 # Boots Debian's Xen hypervisor, a dom0 and a PV domU under QEMU and checks
 # xenstats end to end (tests/e2e/xen/run.sh; logs in build-e2e[-4.20]/logs).
+# XEN_ARCH=arm64: Debian 12's arm64 Xen 4.17 under qemu-system-aarch64,
+# xenstats cross-built (scripts/cross/arm64.sh; logs in build-e2e-arm64/logs).
 e2e-xen:
 	tests/e2e/xen/run.sh
 
@@ -43,6 +45,7 @@ e2e-lifecycle: xen-hypervisor
 # The in-kernel PV stats provider (kmod/, docs/kernel-provider.md) and its
 # example, against Debian's headers for the e2e domU's kernel (installed
 # through apt when missing).  kmod-check: W=1 and sparse, no warning.
+# KMOD_ARCH=arm64: against Debian's arm64 headers, cross-compiled.
 kmod:
 	scripts/kmod-build.sh all
 

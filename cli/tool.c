@@ -108,4 +108,8 @@ void tool_trap_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* Blocked by `xenstats` while it executed an application: one that came since is handled now. */
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigprocmask(SIG_UNBLOCK, &sa.sa_mask, NULL);
 }

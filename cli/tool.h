@@ -33,7 +33,7 @@ struct xenstats_host *tool_host_open(const char *cmd);
 int tool_resolve_domain(const char *cmd, struct xenstats_host *host, const char *arg,
                         struct xenstats_domain_info *ret_info);
 
-/* Set by SIGINT/SIGTERM once tool_trap_signals() ran. */
+/* Set by SIGINT/SIGTERM once tool_trap_signals() ran; it also unblocks them. */
 extern volatile int tool_stop;
 void tool_trap_signals(void);
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <xenstats/pv.h>
+#include <xenstats/pv_provider.h>
 
 static volatile sig_atomic_t stop;
 

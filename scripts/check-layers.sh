@@ -141,5 +141,66 @@ while IFS= read -r line; do
     fi
 done < <(grep -H -n -E '^[[:space:]]*#[[:space:]]*include' "${sources[@]}")
 
+# ---- inside the PV monitor (lib/pv/monitor*): layers of files --------------
+# monitor.c on top; discovery and sampling below it, beside each other; the
+# set's state machine (monitor_state.*) at the bottom (monitor_state.h).  A
+# file includes the monitor headers of its own part and the parts below
+# only, and calls no function that a part it may not use defines: sampling
+# never calls discovery, and the state machine calls neither.
+mapfile -t monitor_files < <(printf '%s\n' "${sources[@]}" | grep -E '^lib/pv/monitor[^/]*\.[ch]$')
+while IFS= read -r line; do
+    violation "$line"
+done < <(awk '
+function part_of(f) {
+    if (f ~ /^lib\/pv\/monitor_state\.[ch]$/) return "state"
+    if (f ~ /^lib\/pv\/monitor_discovery\.[ch]$/) return "discovery"
+    if (f ~ /^lib\/pv\/monitor_sample\.[ch]$/) return "sample"
+    if (f ~ /^lib\/pv\/monitor\.[ch]$/) return "top"
+    return ""
+}
+function uses(p) {
+    return p == "top" ? "top discovery sample state" : p == "state" ? "state" : p " state"
+}
+function may_use(p, q) { return (" " uses(p) " ") ~ (" " q " ") }
+# first pass: the functions each part defines (not static)
+pass == 1 && FILENAME ~ /\.c$/ && /^[a-z]/ && !/^static/ && !/;[ \t]*$/ && index($0, "(") {
+    name = substr($0, 1, index($0, "(") - 1)
+    if (name ~ /[;=]/ || part_of(FILENAME) == "") next
+    sub(/.*[ *]/, "", name)
+    if (name ~ /^[a-z_][a-z0-9_]*$/) { defined[name] = part_of(FILENAME); n++ }
+}
+# second pass: the includes and calls of each file
+pass == 2 {
+    from = part_of(FILENAME)
+    if (from == "") next
+    if (match($0, /^[ \t]*#[ \t]*include[ \t]*["<][^">]+/)) {
+        target = substr($0, RSTART, RLENGTH)
+        sub(/.*["<]/, "", target)
+        if (target ~ /^(pv\/)?monitor[^\/]*\.[ch]$/) {
+            sub(/^pv\//, "", target)
+            to = part_of("lib/pv/" target)
+            if (to != "" && !may_use(from, to))
+                printf "%s:%d: includes lib/pv/%s: the %s part of the monitor may use only %s\n",
+                    FILENAME, FNR, target, from, uses(from)
+        }
+        next
+    }
+    line = $0
+    # (a name in a comment is no call)
+    sub(/\/\*.*/, "", line)
+    sub(/\/\/.*/, "", line)
+    if (line ~ /^[ \t]*\*/) next
+    while (match(line, /[A-Za-z_][A-Za-z0-9_]*[ \t]*\(/)) {
+        fn = substr(line, RSTART, RLENGTH)
+        sub(/[ \t]*\($/, "", fn)
+        line = substr(line, RSTART + RLENGTH)
+        if ((fn in defined) && !may_use(from, defined[fn]))
+            printf "%s:%d: calls %s (the %s part): the %s part of the monitor may use only %s\n",
+                FILENAME, FNR, fn, defined[fn], from, uses(from)
+    }
+}
+END { if (!n) print "lib/pv/monitor*.c: no function found in the parts of the monitor (part_of)" }
+' pass=1 "${monitor_files[@]}" pass=2 "${monitor_files[@]}")
+
 [ $bad -eq 0 ] && echo "check-layers: ${#sources[@]} files, every include goes downward"
 exit $bad

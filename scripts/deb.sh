@@ -6,15 +6,37 @@
 #   scripts/deb.sh lintian    build, then lintian on the .changes
 #   scripts/deb.sh check      install the built packages on this machine
 #                             (root), run each binary from /usr/bin, check
-#                             the guest binary's libraries and the units,
-#                             then purge what was installed
+#                             each binary's libraries (check-links.sh) and
+#                             the units, then purge what was installed
 # DEB_TARBALL=FILE builds from a `meson dist` tarball instead of the
 # checkout, which proves the tarball complete.  DEB_BUILD_OPTIONS is passed
 # through (nocheck skips the unit and packaging suites of the build).
+# DEB_ARCH=arm64 cross-builds the arm64 packages (in build-deb-arm64/)
+# against Debian 12's arm64 packages in the sysroot of scripts/cross/arm64.sh,
+# which also holds their dpkg database for dpkg-shlibdeps; the build
+# dependencies are then the sysroot's, not this machine's (dpkg-buildpackage
+# -d), and the suites are not run (nocheck: nothing here runs arm64 code).
+# `check` installs on this machine, so it is for its own architecture only.
 # Needs debhelper and the build dependencies (scripts/install-deps.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${DEB_OUT:-$ROOT/build-deb}
+DEB_ARCH=${DEB_ARCH:-$(dpkg --print-architecture)}
+if [ "$DEB_ARCH" = "$(dpkg --print-architecture)" ]; then
+    OUT=${DEB_OUT:-$ROOT/build-deb}
+    CROSS=()
+else
+    [ "$DEB_ARCH" = arm64 ] || { echo "deb: DEB_ARCH: this machine's architecture or arm64" >&2; exit 1; }
+    [ "${1:-}" != check ] || { echo "deb: check installs the packages: not for DEB_ARCH=$DEB_ARCH" >&2; exit 1; }
+    OUT=${DEB_OUT:-$ROOT/build-deb-$DEB_ARCH}
+    SR=$("$ROOT/scripts/cross/arm64.sh" sysroot)
+    command -v aarch64-linux-gnu-strip >/dev/null || apt-get -o DPkg::Lock::Timeout=600 -y -q install \
+        --no-install-recommends gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu >/dev/null
+    export DH_MESON_CROSS_FILE XENSTATS_SYSROOT=$SR PKG_CONFIG_SYSROOT_DIR=$SR
+    DH_MESON_CROSS_FILE=$OUT/cross.ini
+    export PKG_CONFIG_LIBDIR=$SR/usr/lib/aarch64-linux-gnu/pkgconfig:$SR/usr/share/pkgconfig
+    export DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}"
+    CROSS=(-a "$DEB_ARCH" -d "-Pcross,nocheck")
+fi
 VERSION=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 SRC=$OUT/xenstats-$VERSION
 
@@ -33,14 +55,15 @@ check() {
     # shellcheck disable=SC2086
     apt-get -o DPkg::Lock::Timeout=300 purge -y -qq $new >>install.log 2>&1 ||
         { tail -20 install.log >&2; echo "deb check: purge failed" >&2; rc=1; }
-    for b in /usr/bin/xenstats /usr/bin/xenstats-publish; do
+    for b in /usr/bin/xenstats /usr/bin/xenstats-publish /usr/libexec/xenstats/xenstats-agent \
+        /usr/libexec/xenstats/xenstats-top; do
         [ ! -e "$b" ] || { echo "deb check: $b left after the purge" >&2; rc=1; }
     done
     return $rc
 }
 
 check_installed() {
-    local rc=0 c unitdir libs
+    local rc=0 c unitdir b
     for c in "xenstats --help" "xenstats --version" "xenstats-publish --help" "xenstats-publish --version"; do
         # shellcheck disable=SC2086
         /usr/bin/$c >/dev/null || { echo "deb check: /usr/bin/$c failed" >&2; rc=1; }
@@ -48,13 +71,15 @@ check_installed() {
     for c in vcpu pv agent top publish emu; do
         /usr/bin/xenstats "$c" --help >/dev/null || { echo "deb check: xenstats $c --help failed" >&2; rc=1; }
     done
-    libs=$(ldd /usr/bin/xenstats-publish) || rc=1
-    echo "deb check: ldd /usr/bin/xenstats-publish:" >&2
-    echo "$libs" >&2
-    if grep -E 'libxenctrl|libxenguest|libxenlight|microhttpd|gnutls|ncurses|tinfo|json-c|libxenstats' <<<"$libs"; then
-        echo "deb check: the guest binary links a dom0-only library" >&2
-        rc=1
-    fi
+    # the applications run from the package's libexec folder, not beside /usr/bin/xenstats
+    for b in xenstats-agent xenstats-top; do
+        dpkg -L xenstats | grep -qx "/usr/libexec/xenstats/$b" ||
+            { echo "deb check: the package has no /usr/libexec/xenstats/$b" >&2; rc=1; }
+    done
+    # each installed binary links only its own libraries: the guest's no
+    # dom0-only one, xenstats neither the agent's HTTP/TLS nor top's curses
+    "$ROOT/scripts/check-links.sh" /usr/bin /usr/libexec/xenstats >&2 ||
+        { echo "deb check: a binary links another's libraries (above)" >&2; rc=1; }
     # the library itself: stable-soname Xen libraries only
     if ldd "$(dpkg -L libxenstats0 | grep 'libxenstats\.so\.0$')" | grep libxenctrl; then
         echo "deb check: libxenstats links libxenctrl" >&2
@@ -78,12 +103,24 @@ check_exposure() {
     [ -n "$score" ] && awk -v s="$score" -v m="$2" 'BEGIN { exit !(s <= m) }'
 }
 
+# cross_flags: meson takes a cross build's flags from the cross file, not
+# from CFLAGS and LDFLAGS: dpkg-buildflags' (hardening, -g, the prefix map
+# of the source directory, where this runs) go into a copy of it
+cross_flags() {
+    local cf
+    cf=$("$ROOT/scripts/cross/arm64.sh" cross-file)
+    quote() { sed -e "s/[^ ][^ ]*/'&'/g" -e 's/ /, /g'; }
+    flags() { DEB_HOST_ARCH=$DEB_ARCH DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1" | quote; }
+    sed -e "s|^c_args = \\[\\(.*\\)\\]\$|c_args = [\\1, $(flags CPPFLAGS), $(flags CFLAGS)]|" \
+        -e "s|^c_link_args = \\[\\(.*\\)\\]\$|c_link_args = [\\1, $(flags LDFLAGS)]|" "$cf" >"$DH_MESON_CROSS_FILE"
+}
+
 if [ "${1:-}" = check ]; then
     check
     exit
 fi
 
-rm -rf "$OUT"
+rm -rf "$SRC" "$OUT"/*.deb "$OUT"/*.changes "$OUT"/*.buildinfo
 mkdir -p "$SRC"
 if [ -n "${DEB_TARBALL:-}" ]; then
     tar -xf "$DEB_TARBALL" -C "$SRC" --strip-components=1
@@ -95,8 +132,9 @@ else
     tar -C "$ROOT" --exclude='./build*' --exclude=./ci-artifacts -cf - . | tar -x -C "$SRC"
 fi
 t0=$(date +%s)
-(cd "$SRC" && dpkg-buildpackage -us -uc -b -j2 >"$OUT/build.log" 2>&1) ||
-    { tail -40 "$OUT/build.log" >&2; echo "deb: dpkg-buildpackage failed (build-deb/build.log)" >&2; exit 1; }
+[ ${#CROSS[@]} = 0 ] || (cd "$SRC" && cross_flags)
+(cd "$SRC" && dpkg-buildpackage "${CROSS[@]+"${CROSS[@]}"}" -us -uc -b -j2 >"$OUT/build.log" 2>&1) ||
+    { tail -40 "$OUT/build.log" >&2; echo "deb: dpkg-buildpackage failed ($OUT/build.log)" >&2; exit 1; }
 rm -rf "$SRC"
 echo "deb: built in $(($(date +%s) - t0)) s:" >&2
 (cd "$OUT" && ls -l ./*.deb) >&2

@@ -7,8 +7,18 @@
 #   scripts/kmod-build.sh [all|check|clean|checkpatch]
 # checkpatch: the kernel's scripts/checkpatch.pl --strict, taken from
 # Debian's linux-source package of the same kernel (apt-get download, cached).
+# KMOD_ARCH=arm64: against Debian 12's arm64 headers for the arm64 e2e
+# guest's kernel, cross-compiled (scripts/cross/arm64.sh kernel-headers);
+# the module objects are left in kmod/ as for amd64.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${KMOD_ARCH:-amd64}" = arm64 ] && [ "${1:-all}" != checkpatch ]; then
+    if [ "${1:-all}" = check ] && ! command -v sparse >/dev/null; then
+        apt-get -o DPkg::Lock::Timeout=600 -y -q install --no-install-recommends sparse >/dev/null
+    fi
+    KDIR=$("$ROOT/scripts/cross/arm64.sh" kernel-headers)
+    exec make -C "$ROOT/kmod" KDIR="$KDIR" CROSS_COMPILE=aarch64-linux-gnu- "${1:-all}"
+fi
 E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
 CACHE=$E2E_DIR/cache
 SUDO=

@@ -17,6 +17,8 @@
 #   XEN_E2E=0 scripts/test.sh  all but the real-Xen steps (about 5 minutes)
 #   QUICK=1 scripts/test.sh    the plain build's suites only
 #   PACKAGES=0                 skips the packaging steps (dist, .debs)
+#   ARM64=1                    adds the arm64 steps (cross-built .debs,
+#                              the e2e on Debian's arm64 Xen under QEMU)
 # A failed real-Xen step prints its whole serial log and keeps it under
 # ci-artifacts/.  Every failed step's reason (its FAIL lines, its last
 # output, a failed test's name and last lines) is printed again just before
@@ -125,6 +127,10 @@ if [ -z "${QUICK:-}" ] && [ "${PACKAGES:-1}" != 0 ]; then
             step "Debian packages installed, run from /usr/bin, purged" scripts/deb.sh check
         fi
     fi
+    # arm64: cross-built against Debian 12's arm64 packages (a sysroot
+    # cached outside the clone, scripts/cross/arm64.sh), then lintian
+    [ "${ARM64:-0}" = 0 ] ||
+        step "Debian packages for arm64 (cross-built), lintian" env DEB_ARCH=arm64 scripts/deb.sh lintian
 fi
 
 if [ -z "${QUICK:-}" ]; then
@@ -195,6 +201,14 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
     ls build-deb/xenstats_*_amd64.deb >/dev/null 2>&1 && debs=$root/build-deb
     E2E_DEBS=$debs E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-xen (Debian's Xen 4.17 under QEMU)" 600 \
         build-e2e/logs/serial.log tests/e2e/xen/run.sh
+    # Debian's arm64 Xen 4.17 and dom0 under qemu-system-aarch64, the same
+    # checks, with the arm64 packages built above when they were
+    if [ "${ARM64:-0}" != 0 ]; then
+        debs=
+        ls build-deb-arm64/xenstats_*_arm64.deb >/dev/null 2>&1 && debs=$root/build-deb-arm64
+        E2E_DEBS=$debs XEN_ARCH=arm64 E2E_TIMEOUT=${E2E_TIMEOUT:-600} xen_step \
+            "e2e-xen-arm64 (Debian's arm64 Xen 4.17 under QEMU)" 900 build-e2e-arm64/logs/serial.log tests/e2e/xen/run.sh
+    fi
     # The hypervisor series, built from Debian's source, then booted.
     mkdir -p build-xen-hv
     if xen_step "xen-hypervisor (upstream 4.17.7 + xen/patches/4.17)" 1800 build-xen-hv/make.log \
@@ -230,6 +244,10 @@ if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then
     # The kernel provider (kmod/): W=1 and sparse with no warning, against
     # Debian's headers for the e2e domU's kernel; then on Debian's Xen 4.17.
     xen_step "kmod-check (W=1, sparse)" 300 kmod/build-check.log scripts/kmod-build.sh check
+    # the same against Debian's arm64 headers, cross-compiled
+    [ "${ARM64:-0}" = 0 ] ||
+        KMOD_ARCH=arm64 xen_step "kmod-check-arm64 (W=1, sparse, arm64 headers)" 600 kmod/build-check.log \
+            scripts/kmod-build.sh check
     if [ "${XEN_E2E:-1}" != 0 ]; then
         E2E_TIMEOUT=${E2E_TIMEOUT:-480} xen_step "e2e-kmod (the kernel provider on Xen 4.17 under QEMU)" 600 \
             build-e2e/logs/kmod-serial.log tests/e2e/kmod/run.sh

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Internals of the emu backend (emu.c, emu_store.c, emu_grant.c,
- * emu_evtchn.c), a client of the emulated host.  It speaks the emulator's
+ * emu_evtchn.c, emu_hypercall.c), a client of the emulated host.  It speaks the emulator's
  * protocol (lib/emu/proto/) and includes nothing else of the emulator.
  */
 #ifndef XENSTATS_EMU_BACKEND_H
@@ -23,7 +23,7 @@ extern const struct platform_evtchn_ops emu_evtchn_ops;
 void emu_grant_release(struct platform *p);
 
 /*
- * The hypercall socket client (emu_grant.c).  Connect to the hypercall
+ * The hypercall socket client (emu_hypercall.c).  Connect to the hypercall
  * socket of `domid` in the run directory; returns the socket or -errno
  * (-ESRCH: no such domain or no emulator).
  */

@@ -2,9 +2,9 @@
 /*
  * xen backend: the platform ops on a real Xen host, straight onto Debian's
  * libxen* 4.17 (libxenctrl, loaded on first use by xen_ctrl.c,
- * libxenforeignmemory, libxenstore; grants and event channels in
- * xen_grant.c and xen_evtchn.c, host figures and the domains' figures in
- * xen_host.c).  See docs/xen-host.md.
+ * libxenforeignmemory, libxenstore; domains in xen_domain.c, the host in
+ * xen_host.c, grants and event channels in xen_grant.c and xen_evtchn.c).
+ * See docs/xen-host.md.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +21,6 @@
 /* Enough for 2^16 vCPUs of a 4 KiB stride: a header asking for more is
  * not believed, and the reader then finds the records outside the map. */
 #define MAX_RESOURCE_FRAMES 65536u
-#define GETINFO_BATCH 256u
 
 /* ---- libxen* messages go to our log ------------------------------------ */
 
@@ -184,131 +183,6 @@ static void xen_close(struct platform *p)
     p->backend_data = NULL;
 }
 
-/* ---- domains ------------------------------------------------------------- */
-
-static void domain_name(struct platform *p, uint32_t domid, char *buf, size_t len)
-{
-    struct xs_handle *xs = xen_xs(p);
-    char path[64];
-    unsigned int n = 0;
-    char *name = NULL;
-    size_t i;
-
-    snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
-    if (xs)
-        name = xs_read(xs, XBT_NULL, path, &n);
-    /* The toolstack writes the name, but keep to printable bytes anyway:
-     * it ends up in labels and terminals. */
-    if (name && n > 0) {
-        for (i = 0; i < n && i + 1 < len; i++)
-            buf[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
-        buf[i] = '\0';
-    } else {
-        snprintf(buf, len, domid == 0 ? "Domain-0" : "domain-%u", domid);
-    }
-    free(name);
-}
-
-static void fill_info(struct platform *p, const xc_domaininfo_t *di, struct xenstats_domain_info *ret_info)
-{
-    memset(ret_info, 0, sizeof(*ret_info));
-    ret_info->domid = di->domain;
-    ret_info->nr_vcpus = di->max_vcpu_id + 1;
-    domain_name(p, di->domain, ret_info->name, sizeof(ret_info->name));
-    xen_fill_domain_figures(di, ret_info);
-}
-
-static int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
-{
-    const struct xen_ctrl *ctrl;
-    xc_interface *xc = xen_xc(p, &ctrl);
-    xc_domaininfo_t di;
-    int n;
-
-    if (!xc)
-        return negative_errno();
-    if (domid >= DOMID_FIRST_RESERVED)
-        return -ESRCH;
-    /* getinfolist returns the first domain at or after domid. */
-    n = ctrl->domain_getinfolist(xc, domid, 1, &di);
-    if (n < 0)
-        return negative_errno();
-    if (n == 0 || di.domain != domid)
-        return -ESRCH;
-    fill_info(p, &di, ret_info);
-    return 0;
-}
-
-static int xen_domain_list(struct platform *p, struct xenstats_domain_info **ret_domains, size_t *ret_count)
-{
-    struct xenstats_domain_info *list = NULL, *grown;
-    const struct xen_ctrl *ctrl;
-    xc_interface *xc = xen_xc(p, &ctrl);
-    xc_domaininfo_t *batch = NULL;
-    size_t count = 0;
-    uint32_t next = 0;
-    int n, i, r = 0;
-
-    if (!xc)
-        return negative_errno();
-    batch = calloc(GETINFO_BATCH, sizeof(*batch));
-    if (!batch)
-        return -ENOMEM;
-    /* Domains come sorted by domid, a batch at a time. */
-    for (;;) {
-        n = ctrl->domain_getinfolist(xc, next, GETINFO_BATCH, batch);
-        if (n < 0) {
-            r = negative_errno();
-            goto out;
-        }
-        if (n == 0)
-            break;
-        grown = realloc(list, (count + (size_t)n) * sizeof(*list));
-        if (!grown) {
-            r = -ENOMEM;
-            goto out;
-        }
-        list = grown;
-        /* dying ones too: an operator sees a domain that does not go away
-         * (its state says dying) until Xen lets go of it */
-        for (i = 0; i < n; i++)
-            fill_info(p, &batch[i], &list[count++]);
-        next = batch[n - 1].domain + 1u;
-        if ((unsigned int)n < GETINFO_BATCH || next >= DOMID_FIRST_RESERVED)
-            break;
-    }
-    *ret_domains = list ? list : calloc(1, sizeof(*list));
-    if (!*ret_domains) {
-        r = -ENOMEM;
-        goto out;
-    }
-    *ret_count = count;
-    list = NULL;
-out:
-    free(list);
-    free(batch);
-    return r;
-}
-
-static int xen_vcpu_info(struct platform *p, uint32_t domid, uint32_t vcpu, struct platform_vcpu_info *ret_info)
-{
-    const struct xen_ctrl *ctrl;
-    xc_interface *xc = xen_xc(p, &ctrl);
-    xc_vcpuinfo_t vi;
-
-    if (!xc)
-        return negative_errno();
-    memset(&vi, 0, sizeof(vi));
-    if (ctrl->vcpu_getinfo(xc, domid, vcpu, &vi) < 0)
-        return negative_errno();
-    ret_info->cpu_time_ns = vi.cpu_time;
-    ret_info->cpu = vi.cpu;
-    ret_info->online = vi.online;
-    ret_info->blocked = vi.blocked;
-    ret_info->running = vi.running;
-    return 0;
-}
-
 /* ---- foreign resources ---------------------------------------------------- */
 
 /*
@@ -419,12 +293,6 @@ static struct xs_handle *xen_store_open(struct platform *p, unsigned long xs_ope
     (void)p;
     return xs_open(xs_open_flags);
 }
-
-static const struct platform_domain_ops xen_domain_ops = {
-    .list = xen_domain_list,
-    .info = xen_domain_info,
-    .vcpu_info = xen_vcpu_info,
-};
 
 static const struct platform_resource_ops xen_resource_ops = {
     .map = xen_resource_map,

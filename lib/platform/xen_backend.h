@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * xen backend internals shared by xen.c, xen_ctrl.c, xen_host.c,
- * xen_grant.c and xen_evtchn.c.  Every libxen* handle is opened on first
- * use: a guest has no privcmd device for libxenctrl or foreign memory but
- * still shares grants and binds event channels, so nothing is opened that
- * the caller never needs.  libxenctrl itself is loaded on first use
+ * xen backend internals shared by xen.c, xen_ctrl.c, xen_domain.c,
+ * xen_host.c, xen_grant.c and xen_evtchn.c.  Every libxen* handle is
+ * opened on first use: a guest has no privcmd device for libxenctrl or
+ * foreign memory but still shares grants and binds event channels, so
+ * nothing is opened that the caller never needs.  libxenctrl itself is loaded on first use
  * (xen_ctrl.c); its header is included for its types only.
  */
 #ifndef XENSTATS_XEN_BACKEND_H
@@ -78,11 +78,13 @@ xentoollog_logger *xen_logger(struct platform *p);
 /* Release the grant handles and forget the shares (xen_grant.c). */
 void xen_grant_release(struct xen *x);
 
-/* The figures of one getdomaininfo record beyond domid, name, vCPUs (xen_host.c). */
-void xen_fill_domain_figures(const xc_domaininfo_t *di, struct xenstats_domain_info *ret_info);
+/* One domain's figures (the domain ops' info, xen_domain.c): 0, or -ESRCH
+ * and the errors of libxenctrl. */
+int xen_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info);
 /* The backend's libxenstore handle (domain names, device names); NULL if none. */
 struct xs_handle *xen_store(struct platform *p);
 
+extern const struct platform_domain_ops xen_domain_ops;
 extern const struct platform_host_ops xen_host_ops;
 extern const struct platform_grant_ops xen_grant_ops;
 extern const struct platform_evtchn_ops xen_evtchn_ops;

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * xen backend: the hypervisor's figures of domains (one getdomaininfo
- * record) and of the host (xc_version, xc_physinfo, xc_sched_id,
- * xc_getcpuinfo), and the guests' backend devices from dom0's sysfs.
- * Named and formatted as `xl list` / `xl info` show them.
+ * xen backend: the hypervisor's figures of the host (xc_version,
+ * xc_physinfo, xc_sched_id, xc_getcpuinfo), named and formatted as
+ * `xl info` shows them, and the guests' backend devices from dom0's sysfs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,42 +12,6 @@
 #include "xen_backend.h"
 
 #define XEN_PAGE_KIB 4u
-/* Xen's max_pages is an unsigned int (4.17): its largest value, what a
- * domain without XEN_DOMCTL_max_mem has, means no limit. */
-#define XEN_MAX_PAGES_UNLIMITED 0xffffffffULL
-
-void xen_fill_domain_figures(const xc_domaininfo_t *di, struct xenstats_domain_info *ret_info)
-{
-    uint32_t flags = 0;
-
-    if (di->flags & XEN_DOMINF_running)
-        flags |= XENSTATS_DOMAIN_RUNNING;
-    if (di->flags & XEN_DOMINF_blocked)
-        flags |= XENSTATS_DOMAIN_BLOCKED;
-    if (di->flags & XEN_DOMINF_paused)
-        flags |= XENSTATS_DOMAIN_PAUSED;
-    if (di->flags & XEN_DOMINF_dying)
-        flags |= XENSTATS_DOMAIN_DYING;
-    if (di->flags & XEN_DOMINF_shutdown) {
-        flags |= XENSTATS_DOMAIN_SHUTDOWN;
-        ret_info->shutdown_reason = (di->flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask;
-        /* libxl's "crashed": shut down with SHUTDOWN_crash */
-        if (ret_info->shutdown_reason == XENSTATS_SHUTDOWN_CRASH)
-            flags |= XENSTATS_DOMAIN_CRASHED;
-    }
-    ret_info->flags = flags;
-    memcpy(ret_info->uuid, di->handle, sizeof(ret_info->uuid));
-    ret_info->nr_online_vcpus = di->nr_online_vcpus;
-    ret_info->cpu_time_ns = di->cpu_time;
-    ret_info->memory_kib = (uint64_t)di->tot_pages * XEN_PAGE_KIB;
-    ret_info->max_memory_kib =
-        di->max_pages >= XEN_MAX_PAGES_UNLIMITED ? XENSTATS_KIB_UNLIMITED : (uint64_t)di->max_pages * XEN_PAGE_KIB;
-    ret_info->shared_kib = (uint64_t)di->shr_pages * XEN_PAGE_KIB;
-    ret_info->outstanding_kib = (uint64_t)di->outstanding_pages * XEN_PAGE_KIB;
-}
-
-_Static_assert(sizeof(((xc_domaininfo_t *)0)->handle) == sizeof(((struct xenstats_domain_info *)0)->uuid),
-               "the domain handle is the UUID");
 
 /* libxl_scheduler_to_string(), which `xl info` prints as xen_scheduler. */
 static const char *scheduler_name(int id)

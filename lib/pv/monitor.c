@@ -9,11 +9,11 @@
  * only changes its own state.  One epoll set carries the xenstore watch
  * fd, the event channel fd and a timer, so one thread serves every domain.
  *
- * This file: the monitor object, its event loop and inspection, and the
- * helpers both other parts use; discovery in monitor_discovery.c, sampling
- * in monitor_sample.c (see monitor_private.h).
+ * This file, the monitor's top: the object, its event loop and
+ * inspection.  It calls discovery (monitor_discovery.c) and sampling
+ * (monitor_sample.c), which call the set's state machine below them
+ * (monitor_state.c); see monitor_state.h.
  */
-#include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -21,143 +21,10 @@
 
 #include <xenstore.h>
 
-#include "pv/monitor_private.h"
+#include "pv/monitor_discovery.h"
+#include "pv/monitor_sample.h"
 
 enum { TAG_XS = 1, TAG_EVTCHN = 2, TAG_TIMER = 3 };
-
-/* ---- helpers ------------------------------------------------------------ */
-
-int mon_grow_scratch(struct xenstats_monitor *m, size_t bytes)
-{
-    uint8_t *p = realloc(m->scratch, bytes);
-
-    if (!p)
-        return -ENOMEM;
-    m->scratch = p;
-    m->scratch_len = bytes;
-    return 0;
-}
-
-/* A fast hash of whole pages (word at a time): detects rewritten names. */
-uint64_t mon_page_hash(const volatile uint8_t *pages, size_t bytes)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL;
-
-    for (size_t i = 0; i + 8 <= bytes; i += 8) {
-        uint64_t w;
-
-        memcpy(&w, (const uint8_t *)pages + i, sizeof(w));
-        h = (h ^ w) * 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-/* Every state change goes here, so the count of outstanding requests
- * stays exact without walking every set. */
-void mon_set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum xenstats_pv_set_state state)
-{
-    if (s->state == XENSTATS_PV_SET_SAMPLING && state != XENSTATS_PV_SET_SAMPLING) {
-        /* scans and retries wait while requests are out: the last answer
-         * lets them run */
-        if (!--m->outstanding)
-            m->timer_dirty = true;
-    } else if (s->state != XENSTATS_PV_SET_SAMPLING && state == XENSTATS_PV_SET_SAMPLING) {
-        m->outstanding++;
-    }
-    if (s->state == XENSTATS_PV_SET_REJECTED && state != XENSTATS_PV_SET_REJECTED)
-        s->domain->nr_rejected--;
-    else if (s->state != XENSTATS_PV_SET_REJECTED && state == XENSTATS_PV_SET_REJECTED)
-        s->domain->nr_rejected++;
-    s->state = state;
-}
-
-void mon_set_reason(struct xenstats_pv_set *s, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
-    va_end(ap);
-}
-
-/* ---- budgets --------------------------------------------------------------- */
-
-void mon_bucket_fill(struct bucket *b, uint64_t now, double rate, double burst)
-{
-    if (b->at)
-        b->tokens += (double)(now - b->at) / 1e9 * rate;
-    if (!b->at || b->tokens > burst)
-        b->tokens = burst;
-    b->at = now;
-}
-
-/*
- * A budget ran out: mark the domain, and for the budgets of work (reads,
- * rescans, rejected sets) slow its rescans down.  Dropping the lines is
- * all the log budget needs.
- */
-void mon_over_budget(struct mon_domain *d, uint64_t now, const char *which)
-{
-    d->budget_exceeded++;
-    if (!which) {
-        d->throttled_until = now + THROTTLE_MEMORY_NS;
-        return;
-    }
-    if (!throttled(d, now))
-        log_warning("domain %u: over its %s budget: throttled (rescanned at most every %.1f s)", d->domid, which,
-                    (double)THROTTLED_GAP_MAX_NS / 1e9);
-    d->throttled_until = now + THROTTLE_MEMORY_NS;
-    d->gap_ns = d->gap_ns * 2 < THROTTLED_GAP_MAX_NS ? d->gap_ns * 2 : THROTTLED_GAP_MAX_NS;
-}
-
-/*
- * Everything the monitor says about a domain goes through its log budget:
- * a guest cannot make the monitor flood its log.  What is dropped is
- * counted and said on the next line let through.
- */
-void mon_dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats_log_level level,
-                 const char *fmt, ...)
-{
-    uint64_t now;
-    char line[768];
-    va_list ap;
-
-    if (!log_enabled(level))
-        return;
-    now = monotonic_ns();
-    mon_bucket_fill(&d->logs, now, m->opts.max_log_per_s, LOG_BURST);
-    if (d->logs.tokens < 1) {
-        d->log_suppressed++;
-        d->log_pending_suppressed++;
-        if (d->log_pending_suppressed == 1)
-            mon_over_budget(d, now, NULL);
-        return;
-    }
-    d->logs.tokens -= 1;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (d->log_pending_suppressed) {
-        log_message(level, "domain %u: %s (and %u more messages about this domain, dropped by its log budget)",
-                    d->domid, line, d->log_pending_suppressed);
-        d->log_pending_suppressed = 0;
-    } else {
-        log_message(level, "domain %u: %s", d->domid, line);
-    }
-}
-
-/* The provider's end of the channel is closed (Xen sends no event for it). */
-bool mon_peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s)
-{
-    enum platform_evtchn_state st;
-
-    if (s->port < 0)
-        return false;
-
-    return platform_evtchn_status(m->platform, m->evtchn, (uint32_t)s->port, &st) == 0 &&
-           st != PLATFORM_EVTCHN_INTERDOMAIN;
-}
 
 /* ---- the event loop ------------------------------------------------------ */
 
@@ -193,6 +60,53 @@ int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
         mon_arm_timer(monitor);
     }
     return handled;
+}
+
+/*
+ * Sets bound a moment ago first get their bind events, so those are not
+ * taken for answers; then one request to every set, and the loop run
+ * until each answered or timed out.
+ */
+int xenstats_monitor_sample(struct xenstats_monitor *monitor)
+{
+    uint64_t before = 0, after = 0;
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            before += s->samples;
+    /* Sets bound a moment ago: let their bind events arrive first. */
+    for (;;) {
+        uint64_t now = 0, wait = 0;
+
+        for (d = monitor->domains; d; d = d->next)
+            for (s = d->sets; s; s = s->next) {
+                if (!live(s) || !s->bind_event_due)
+                    continue;
+                if (!now)
+                    now = monotonic_ns();
+                if (now - s->bound_at < BIND_EVENT_GRACE_NS && BIND_EVENT_GRACE_NS - (now - s->bound_at) > wait)
+                    wait = BIND_EVENT_GRACE_NS - (now - s->bound_at);
+            }
+        if (!wait)
+            break;
+        int r = xenstats_monitor_dispatch(monitor, (int)(wait / MS) + 1);
+
+        if (r < 0 && r != -EINTR)
+            return r;
+    }
+    xenstats_monitor_request_all(monitor);
+    while (xenstats_monitor_pending(monitor)) {
+        int r = xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms);
+
+        if (r < 0 && r != -EINTR)
+            return r;
+    }
+    for (d = monitor->domains; d; d = d->next)
+        for (s = d->sets; s; s = s->next)
+            after += s->samples;
+    return (int)(after - before);
 }
 
 /* ---- construction -------------------------------------------------------- */

@@ -3,15 +3,23 @@
  * PV stats monitor, discovery: each monitored domain's xenstore tree
  * (docs/pv-stats.md) listed and watched, its sets read, checked, attached
  * (grants mapped, event channel bound) and withdrawn, within the domain's
- * budgets of xenstore reads and rescans.  Part of lib/pv's monitor (see
- * monitor_private.h).
+ * budgets of xenstore reads and rescans.  Above the state
+ * (monitor_state.h), whose state machine it drives; it calls nothing of
+ * sampling.
  */
 #include <string.h>
 #include <sys/mman.h>
 
 #include <xenstore.h>
 
-#include "pv/monitor_private.h"
+#include "pv/monitor_discovery.h"
+
+#define MAX_PROVIDERS 64  /* per domain */
+#define MAX_SETS 64       /* per provider */
+#define RESCAN_GAP_NS (50 * MS) /* a busy guest is rescanned at most 20 times a second */
+/* The read budget (docs/pv-stats.md "Budgets"). */
+#define READS_BURST_S 4    /* a burst of 4 s' worth of reads, e.g. a provider starting */
+#define READS_PER_SCAN 128 /* a scan stops here and goes on after the gap */
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
@@ -39,90 +47,6 @@ static char **dom_directory(struct xenstats_monitor *m, struct mon_domain *d, co
 {
     charge_read(d);
     return xs_directory(m->xs, XBT_NULL, path, n);
-}
-
-static void port_map(struct xenstats_monitor *m, int port, struct xenstats_pv_set *s)
-{
-    if (port < 0)
-        return;
-    if ((size_t)port >= m->by_port_len) {
-        size_t len = (size_t)port + 64;
-        struct xenstats_pv_set **grown = realloc(m->by_port, len * sizeof(*grown));
-
-        if (!grown)
-            return; /* events for it are then counted as strays */
-        memset(grown + m->by_port_len, 0, (len - m->by_port_len) * sizeof(*grown));
-        m->by_port = grown;
-        m->by_port_len = len;
-    }
-    m->by_port[port] = s;
-}
-
-/* ---- set lifecycle ------------------------------------------------------- */
-
-static void set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
-{
-
-    if (s->port >= 0) {
-        port_map(m, s->port, NULL);
-        platform_evtchn_unbind(m->platform, m->evtchn, (uint32_t)s->port);
-        s->port = -1;
-    }
-    if (s->name_map)
-        platform_grant_unmap(m->platform, (void *)s->name_map, s->keys.nr_pages);
-    if (s->value_map)
-        platform_grant_unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
-    s->name_map = s->value_map = NULL;
-
-    free(s->stat_block);
-    free(s->texts);
-    s->stat_block = NULL;
-    s->names = NULL;
-    s->types = NULL;
-    s->numbers = NULL;
-    s->valid = NULL;
-    s->texts = NULL;
-    s->nr_stats = 0;
-}
-
-/* Examine the set again at a growing interval: it may come back by itself. */
-void mon_set_retry_later(struct xenstats_monitor *m, struct xenstats_pv_set *s)
-{
-    s->backoff_ms = s->backoff_ms ? (s->backoff_ms * 2 < RETRY_MAX_MS ? s->backoff_ms * 2 : RETRY_MAX_MS)
-                                  : RETRY_FIRST_MS;
-    s->retry_at = monotonic_ns() + (uint64_t)s->backoff_ms * MS;
-    m->timer_dirty = true;
-}
-
-static void set_reject(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t fingerprint, bool transient)
-{
-    bool again = s->state == XENSTATS_PV_SET_REJECTED && s->fingerprint == fingerprint;
-
-    set_detach(m, s);
-    mon_set_state(m, s, XENSTATS_PV_SET_REJECTED);
-    s->fingerprint = fingerprint;
-    s->transient = transient;
-    s->peer_closed = false;
-    s->errors++;
-    if (transient)
-        mon_set_retry_later(m, s);
-    else
-        s->retry_at = 0;
-    /* one line per set and reason, not one per retry */
-    if (!again)
-        mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rejected: %s", s->path, s->reason);
-}
-
-void mon_set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, const char *why)
-{
-    if (s->state != XENSTATS_PV_SET_WITHDRAWN)
-        mon_dom_log(m, s->domain, XENSTATS_LOG_INFO, "set %s withdrawn (%s)", s->path, why);
-    set_detach(m, s);
-    mon_set_state(m, s, XENSTATS_PV_SET_WITHDRAWN);
-    if (why != s->reason)
-        mon_set_reason(s, "%s", why);
-    s->peer_closed = false;
-    m->list_dirty = true;
 }
 
 /*
@@ -249,7 +173,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
     memcpy(name_copy, s->name_map, bytes);
     s->names_hash = mon_page_hash(name_copy, bytes);
     /* the names are never read again for meaning: not kept mapped (half
-     * of a set's pages; monitor_sample.c maps them now and then) */
+     * of a set's pages; sampling maps them now and then) */
     platform_grant_unmap(pl, (void *)s->name_map, keys->nr_pages);
     s->name_map = NULL;
     r = pv_parse_name_pages(name_copy, keys->nr_pages, descs, s->reason);
@@ -276,7 +200,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
         return -EAGAIN;
     }
     s->port = r;
-    port_map(m, s->port, s);
+    mon_port_map(m, s->port, s);
     s->bind_event_due = true;
     s->bound_at = monotonic_ns();
     mon_set_state(m, s, XENSTATS_PV_SET_ACTIVE);
@@ -388,22 +312,22 @@ static void scan_set(struct xenstats_monitor *m, struct xenstats_pv_set *s)
         return;
     if (r < 0) {
         snprintf(s->reason, sizeof(s->reason), "%s", reason);
-        set_reject(m, s, fp, false);
+        mon_set_reject(m, s, fp, false);
         m->list_dirty = true;
         return;
     }
-    set_detach(m, s);
+    mon_set_detach(m, s);
     r = set_attach(m, s, &keys);
     if (r == 0) {
         s->fingerprint = fp;
     } else if (was_peer_closed && fp == s->fingerprint && r == -EAGAIN) {
         /* the dead provider's keys, still there: wait for it quietly */
-        set_detach(m, s);
+        mon_set_detach(m, s);
         mon_set_reason(s, "the provider closed its event channel");
         s->peer_closed = true;
         mon_set_retry_later(m, s);
     } else {
-        set_reject(m, s, fp, r == -EAGAIN || r == -ENOMEM);
+        mon_set_reject(m, s, fp, r == -EAGAIN || r == -ENOMEM);
     }
     m->list_dirty = true;
 }
@@ -480,7 +404,7 @@ static void list_sets(struct xenstats_monitor *m, struct mon_domain *d, uint64_t
         if (!s->seen) {
             mon_set_withdraw(m, s, s->state == XENSTATS_PV_SET_WITHDRAWN ? s->reason : "keys removed");
             *pp = s->next;
-            set_detach(m, s);
+            mon_set_detach(m, s);
             free(s);
             m->list_dirty = true;
             continue;
@@ -541,27 +465,6 @@ static void scan_domain(struct xenstats_monitor *m, struct mon_domain *d, size_t
         m->any_dirty = true;
         m->timer_dirty = true;
     }
-}
-
-/* When a domain's next scan may run (0: nothing to do). */
-uint64_t mon_next_scan_at(const struct mon_domain *d)
-{
-    uint64_t at = 0;
-    const struct xenstats_pv_set *s;
-
-    if (!d->dirty) {
-        for (s = d->sets; s; s = s->next)
-            if (s->retry_at && (!at || s->retry_at < at))
-                at = s->retry_at;
-        if (!at)
-            return 0;
-    }
-    /* no sooner than the gap and the read budget allow */
-    if (at < d->last_scan + d->gap_ns)
-        at = d->last_scan + d->gap_ns;
-    if (at < d->not_before)
-        at = d->not_before;
-    return at;
 }
 
 /* ---- domains ------------------------------------------------------------- */

@@ -2,19 +2,15 @@
 /*
  * PV stats monitor, sampling: requests sent to the live sets, answers
  * decoded from a copy of the value pages, deadlines kept by one timer.
- * Part of lib/pv's monitor (see monitor_private.h).
+ * Above the state (monitor_state.h): a set that stops answering is
+ * withdrawn or retried there; it calls nothing of discovery.
  */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "pv/monitor_private.h"
-
-static struct xenstats_pv_set *port_lookup(struct xenstats_monitor *m, int port)
-{
-    return port >= 0 && (size_t)port < m->by_port_len ? m->by_port[port] : NULL;
-}
+#include "pv/monitor_sample.h"
 
 /*
  * Armed at the earliest deadline as an absolute time, so without reading
@@ -77,6 +73,22 @@ static void requested(struct xenstats_monitor *m, struct xenstats_pv_set *s, uin
     mon_set_state(m, s, XENSTATS_PV_SET_SAMPLING);
 }
 
+/*
+ * Whether d is paused now (one getdomaininfo): asked only when a request
+ * of d went unanswered, and then every round while it stays paused.
+ */
+static bool domain_paused(struct xenstats_monitor *m, struct mon_domain *d)
+{
+    struct xenstats_domain_info info;
+    bool was = d->paused;
+
+    d->paused = platform_domain_info(m->platform, d->domid, &info) == 0 && (info.flags & XENSTATS_DOMAIN_PAUSED);
+    if (d->paused != was)
+        mon_dom_log(m, d, XENSTATS_LOG_INFO, "%s: PV stats sets %s", d->paused ? "paused" : "running again",
+                    d->paused ? "not asked until it runs again" : "asked again");
+    return d->paused;
+}
+
 int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
 {
     uint64_t now = monotonic_ns();
@@ -89,7 +101,7 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
 
     for (d = monitor->domains; d; d = d->next) {
         /* a paused domain cannot answer: not asked until it runs again */
-        if (d->paused && mon_domain_paused(monitor, d))
+        if (d->paused && domain_paused(monitor, d))
             continue;
         for (s = d->sets; s; s = s->next) {
             if (!request_due(monitor, s, now))
@@ -203,7 +215,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
 /* What one pending port means; false when it is to stay masked. */
 static bool handle_event(struct xenstats_monitor *m, int port, uint64_t now)
 {
-    struct xenstats_pv_set *s = port_lookup(m, port);
+    struct xenstats_pv_set *s = mon_port_lookup(m, port);
 
     if (!s)
         return true;
@@ -262,22 +274,6 @@ void mon_handle_events(struct xenstats_monitor *m)
     }
 }
 
-/*
- * Whether d is paused now (one getdomaininfo): asked only when a request
- * of d went unanswered, and then every round while it stays paused.
- */
-bool mon_domain_paused(struct xenstats_monitor *m, struct mon_domain *d)
-{
-    struct xenstats_domain_info info;
-    bool was = d->paused;
-
-    d->paused = platform_domain_info(m->platform, d->domid, &info) == 0 && (info.flags & XENSTATS_DOMAIN_PAUSED);
-    if (d->paused != was)
-        mon_dom_log(m, d, XENSTATS_LOG_INFO, "%s: PV stats sets %s", d->paused ? "paused" : "running again",
-                    d->paused ? "not asked until it runs again" : "asked again");
-    return d->paused;
-}
-
 void mon_handle_timeouts(struct xenstats_monitor *m)
 {
     uint64_t now = monotonic_ns(), ticks;
@@ -295,7 +291,7 @@ void mon_handle_timeouts(struct xenstats_monitor *m)
             }
             if (s->state != XENSTATS_PV_SET_SAMPLING || now < s->deadline)
                 continue;
-            if (d->paused || mon_domain_paused(m, d)) {
+            if (d->paused || domain_paused(m, d)) {
                 /* not the provider's fault: as it was, and asked again later */
                 mon_set_state(m, s, s->before_request);
                 mon_set_reason(s, "domain paused");
@@ -328,46 +324,4 @@ void mon_handle_timeouts(struct xenstats_monitor *m)
 size_t xenstats_monitor_pending(const struct xenstats_monitor *monitor)
 {
     return monitor->outstanding;
-}
-
-int xenstats_monitor_sample(struct xenstats_monitor *monitor)
-{
-    uint64_t before = 0, after = 0;
-    struct mon_domain *d;
-    struct xenstats_pv_set *s;
-
-    for (d = monitor->domains; d; d = d->next)
-        for (s = d->sets; s; s = s->next)
-            before += s->samples;
-    /* Sets bound a moment ago: let their bind events arrive first. */
-    for (;;) {
-        uint64_t now = 0, wait = 0;
-
-        for (d = monitor->domains; d; d = d->next)
-            for (s = d->sets; s; s = s->next) {
-                if (!live(s) || !s->bind_event_due)
-                    continue;
-                if (!now)
-                    now = monotonic_ns();
-                if (now - s->bound_at < BIND_EVENT_GRACE_NS && BIND_EVENT_GRACE_NS - (now - s->bound_at) > wait)
-                    wait = BIND_EVENT_GRACE_NS - (now - s->bound_at);
-            }
-        if (!wait)
-            break;
-        int r = xenstats_monitor_dispatch(monitor, (int)(wait / MS) + 1);
-
-        if (r < 0 && r != -EINTR)
-            return r;
-    }
-    xenstats_monitor_request_all(monitor);
-    while (xenstats_monitor_pending(monitor)) {
-        int r = xenstats_monitor_dispatch(monitor, (int)monitor->opts.sample_timeout_ms);
-
-        if (r < 0 && r != -EINTR)
-            return r;
-    }
-    for (d = monitor->domains; d; d = d->next)
-        for (s = d->sets; s; s = s->next)
-            after += s->samples;
-    return (int)(after - before);
 }

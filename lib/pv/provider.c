@@ -30,7 +30,7 @@
 
 #include <xenstore.h>
 
-#include <xenstats/pv.h>
+#include <xenstats/pv_provider.h>
 
 #include "platform/platform.h"
 #include "pv/parse.h"

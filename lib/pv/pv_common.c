@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
-#include <xenstats/pv.h>
+#include <xenstats/pv_common.h>
+#include <xenstats/pv_monitor.h>
 
 #include "pv/parse.h"
 #include "util/util.h"

@@ -10,11 +10,24 @@
 # scripts/trixie.sh, whose loader resolves every binary's libraries in
 # PKGROOT first, then in the chroot (never on this machine: its glibc is
 # older than Debian 13's binaries need).
+# XEN_ARCH=arm64: Debian 12's arm64 packages; ARM64_SYSROOT is the tree of
+# scripts/cross/arm64.sh sysroot.  This machine cannot run arm64 programs,
+# so libraries are found by their DT_NEEDED entries (readelf) in PKGROOT,
+# then in ARM64_SYSROOT.
 
 INITRAMFS_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 XEN_VERSION=${XEN_VERSION:-4.17}
+XEN_ARCH=${XEN_ARCH:-amd64}
 SYSROOT=
 [ "$XEN_VERSION" = 4.17 ] || SYSROOT=${TRIXIE_ROOT:?TRIXIE_ROOT: the Debian 13 chroot}
+if [ "$XEN_ARCH" = arm64 ]; then
+    : "${ARM64_SYSROOT:?ARM64_SYSROOT: the arm64 sysroot}"
+    INITRAMFS_MA=aarch64-linux-gnu
+    INITRAMFS_LOADER=lib/ld-linux-aarch64.so.1
+else
+    INITRAMFS_MA=x86_64-linux-gnu
+    INITRAMFS_LOADER=lib64/ld-linux-x86-64.so.2
+fi
 
 # initramfs_kver PKGROOT: the kernel version of the extracted packages
 # (Debian 13 is usr-merged: its modules are under usr/lib/modules)
@@ -25,6 +38,10 @@ initramfs_kver() {
 # initramfs_libs BIN: "HOSTPATH IMAGEPATH" for every library BIN needs
 initramfs_libs() {
     local lib tree found
+    if [ "$XEN_ARCH" = arm64 ]; then
+        initramfs_needed "$1"
+        return
+    fi
     if [ -z "$SYSROOT" ]; then
         for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ )]*'); do echo "$lib $lib"; done
         return 0
@@ -40,20 +57,62 @@ initramfs_libs() {
         done
 }
 
+# initramfs_needed BIN: initramfs_libs for an arm64 binary, following
+# DT_NEEDED recursively through the multiarch directories of PKGROOT and
+# ARM64_SYSROOT
+initramfs_needed() {
+    local -A seen=()
+    local todo=("$1") f n tree dir hit
+    while [ ${#todo[@]} -gt 0 ]; do
+        f=${todo[0]}
+        todo=("${todo[@]:1}")
+        for n in $(readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+            [ -z "${seen[$n]:-}" ] || continue
+            seen[$n]=1
+            hit=
+            for tree in "$PKGROOT" "$ARM64_SYSROOT"; do
+                for dir in usr/lib/$INITRAMFS_MA lib/$INITRAMFS_MA usr/lib; do
+                    if [ -e "$tree/$dir/$n" ]; then
+                        hit=$tree/$dir/$n
+                        echo "$hit /usr/lib/$INITRAMFS_MA/$n"
+                        todo+=("$hit")
+                        break 2
+                    fi
+                done
+            done
+            [ -n "$hit" ] || { echo "initramfs: $f needs $n, not in the arm64 trees" >&2; return 1; }
+        done
+    done
+}
+
 # initramfs_base ROOT: busybox with its applets, usrmerge links, the dynamic
 # loader and libgcc_s (glibc dlopen()s it for pthread_cancel, which
 # libxenstore's xs_close() and xl use; ldd does not list it)
 initramfs_base() {
     local root=$1 applet
-    mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,proc,sys,dev,tmp,run,etc,var,root}
+    mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib/$INITRAMFS_MA,usr/lib64,proc,sys,dev,tmp,run,etc,var,root}
     ln -s usr/bin "$root/bin"
     ln -s usr/sbin "$root/sbin"
     ln -s usr/lib "$root/lib"
     ln -s usr/lib64 "$root/lib64"
-    cp /bin/busybox "$root/usr/bin/busybox"
+    # busybox first: its applet list names bin/busybox, whose link must not
+    # exist when it is copied (cp would follow it to this machine's)
+    if [ "$XEN_ARCH" = arm64 ]; then
+        cp "$PKGROOT/bin/busybox" "$root/usr/bin/busybox"
+    else
+        cp /bin/busybox "$root/usr/bin/busybox"
+    fi
+    # the applets' names from this machine's busybox-static: Debian builds
+    # the arm64 one from the same configuration
     for applet in $(/bin/busybox --list-full); do
         [ -e "$root/$applet" ] || [ -L "$root/$applet" ] || ln -s /usr/bin/busybox "$root/$applet"
     done
+    if [ "$XEN_ARCH" = arm64 ]; then
+        cp -L "$ARM64_SYSROOT/$INITRAMFS_LOADER" "$root/usr/$INITRAMFS_LOADER"
+        cp -L "$ARM64_SYSROOT/lib/$INITRAMFS_MA/libgcc_s.so.1" "$root/usr/lib/$INITRAMFS_MA/" 2>/dev/null ||
+            cp -L "$PKGROOT/lib/$INITRAMFS_MA/libgcc_s.so.1" "$root/usr/lib/$INITRAMFS_MA/"
+        return
+    fi
     cp -L "$SYSROOT/lib64/ld-linux-x86-64.so.2" "$root/usr/lib64/"
     cp -L "$SYSROOT/lib/x86_64-linux-gnu/libgcc_s.so.1" "$root/usr/lib/x86_64-linux-gnu/"
 }
@@ -69,6 +128,18 @@ initramfs_bin() {
         mkdir -p "$root$(dirname "$at")"
         cp -L "$lib" "$root$at"
     done <<<"$libs"
+}
+
+# initramfs_xenstats ROOT BIN: the xenstats binary BIN as /usr/bin/xenstats,
+# with the application executables a build puts beside it (`xenstats agent`
+# and `top` run those, looked up beside /usr/bin/xenstats first)
+initramfs_xenstats() {
+    local root=$1 bin=$2 app
+    initramfs_bin "$root" "$bin" /usr/bin/xenstats || return 1
+    for app in xenstats-agent xenstats-top; do
+        [ -x "$(dirname "$bin")/$app" ] || { echo "initramfs: no $app beside $bin" >&2; return 1; }
+        initramfs_bin "$root" "$(dirname "$bin")/$app" "/usr/bin/$app" || return 1
+    done
 }
 
 # initramfs_modules ROOT NAME...: Xen's modules (=m in Debian's kernel),

@@ -34,3 +34,12 @@ kill -TERM $PUB
 wait $PUB || fail "exited $? on SIGTERM: $(cat "$T/pub.err")"
 "$XENSTATS" pv --json --timeout 2s 1 | grep -q '"Guest"' && fail "sets left after SIGTERM"
 pass "withdraws on SIGTERM"
+
+# What the guest package installs is a provider: xenstats-publish carries
+# the library's provider and none of its monitor or vCPU reader.
+syms=$(nm "$XENSTATS_PUBLISH" 2>/dev/null)
+grep -q ' T xenstats_provider_new$' <<<"$syms" || fail "no symbols in $XENSTATS_PUBLISH to look at (stripped?)"
+if grep -E ' [TtDdBbRr] (xenstats_monitor_|mon_|xenstats_vcpu_)' <<<"$syms"; then
+    fail "xenstats-publish carries the PV monitor or the vCPU reader"
+fi
+pass "carries the PV provider, not the monitor or the vCPU reader"

@@ -6,17 +6,7 @@
 set -eu
 : "${XENSTATS_SOURCE_ROOT:?}"
 check=$XENSTATS_SOURCE_ROOT/scripts/check-layers.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-not_ok() {
-    echo "not ok $((n + 1)) - $1"
-    exit 1
-}
+. "$(dirname "$0")/../tap.sh"
 
 "$check" "$XENSTATS_SOURCE_ROOT" >"$tmp/out" || { cat "$tmp/out"; not_ok "this checkout"; }
 ok "this checkout"
@@ -44,6 +34,13 @@ plant() {
     cp "$tmp/saved" "$tmp/copy/$file"
     ok "$why"
 }
+
+# the PV monitor's parts (lib/pv/monitor_state.h), by include and by call
+plant lib/pv/monitor_state.c '#include "pv/monitor_discovery.h"' "the monitor's state machine includes discovery"
+plant lib/pv/monitor_state.c 'static void up(struct xenstats_monitor *m) { mon_arm_timer(m); }' "the monitor's state machine calls sampling"
+plant lib/pv/monitor_sample.c '#include "pv/monitor_discovery.h"' "sampling includes discovery"
+plant lib/pv/monitor_sample.c 'static void up(struct xenstats_monitor *m) { mon_rescan_dirty(m); }' "sampling calls discovery"
+plant lib/pv/monitor_discovery.c 'static int up(struct xenstats_monitor *m) { return xenstats_monitor_request_all(m); }' "discovery calls sampling"
 
 plant lib/platform/emu.c '#include "emu/emu.h"' "the emu backend includes the emulator"
 plant lib/platform/emu_backend.h '#include "emu/hyper/hyper_private.h"' "the emu backend includes the emulator's private header"

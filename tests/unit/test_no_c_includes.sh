@@ -6,17 +6,7 @@
 # include of each form, which it must catch.
 set -eu
 : "${XENSTATS_SOURCE_ROOT:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-not_ok() {
-    echo "not ok $((n + 1)) - $1"
-    exit 1
-}
+. "$(dirname "$0")/../tap.sh"
 
 # scan ROOT: print each FILE:LINE of tests/ or bench/ that includes a .c
 # (quoted or <>, spaces after # allowed); status 1 if any.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Wire layout of the PV stats interface (seed 001, docs/pv-stats.md).
+ * Wire layout of the PV stats interface (docs/pv-stats.md).
  *
  * A provider in a guest publishes a set of statistics under
  *   /local/domain/<domid>/stats/<provider>/<set>/

@@ -23,7 +23,7 @@ modinfo -F vermagic "$ROOT/kmod/xenstats.ko" | grep -q "^$KVER " ||
     { echo "kmod e2e build: xenstats.ko is not built for $KVER" >&2; exit 1; }
 
 [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
-ninja -C "$MB" xenstats tests/pvstats/pv_test_provider libxenstats-internal.a >/dev/null
+ninja -C "$MB" xenstats xenstats-agent xenstats-top tests/pvstats/pv_test_provider libxenstats-internal.a >/dev/null
 XLIBS=$(pkg-config --libs json-c xenstore xencontrol xenforeignmemory xengnttab xenevtchn xencall xentoollog)
 CFLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -I$ROOT/include -I$ROOT/lib"
 # shellcheck disable=SC2086
@@ -52,7 +52,7 @@ rm -rf "$D0"
 initramfs_base "$D0"
 initramfs_dom0_tools "$D0"
 initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-4.17/bin/libxl-save-helper" /usr/lib/xen-4.17/bin/libxl-save-helper
-initramfs_bin "$D0" "$MB/xenstats" /usr/bin/xenstats
+initramfs_xenstats "$D0" "$MB/xenstats"
 initramfs_bin "$D0" "$MB/xen_e2e" /usr/bin/xen_e2e
 initramfs_bin "$D0" "$MB/kmod_e2e" /usr/bin/kmod_e2e
 initramfs_backends "$D0"

@@ -27,7 +27,7 @@ XEN=${LC_XEN:-$ROOT/build-xen-hv/out/xen}
 KVER=$(initramfs_kver "$PKGROOT")
 
 [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
-ninja -C "$MB" xenstats >/dev/null
+ninja -C "$MB" xenstats xenstats-agent xenstats-top >/dev/null
 cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$MB/lc_probe" "$HERE/lc_probe.c" -lm
 
 rm -rf "$IMG"
@@ -49,7 +49,7 @@ rm -rf "$D0"
 initramfs_base "$D0"
 initramfs_dom0_tools "$D0"
 initramfs_bin "$D0" "$PKGROOT/usr/lib/xen-4.17/bin/libxl-save-helper" /usr/lib/xen-4.17/bin/libxl-save-helper
-initramfs_bin "$D0" "$MB/xenstats" /usr/bin/xenstats
+initramfs_xenstats "$D0" "$MB/xenstats"
 initramfs_bin "$D0" "$MB/lc_probe" /usr/bin/lc_probe
 initramfs_backends "$D0"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"

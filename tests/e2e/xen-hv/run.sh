@@ -11,7 +11,8 @@
 #   WORK=dir       work directory (default build-xen-hv/e2e)
 #   XENSTATS=path  the xenstats binary to run in dom0 (default: built in
 #                  build-e2e/meson, the build `make e2e-xen` boots on stock
-#                  Xen, so one binary is proved on both; "none" skips it)
+#                  Xen, so one binary is proved on both; xenstats-agent and
+#                  xenstats-top are taken from beside it; "none" skips it)
 #   TIMEOUT=s      QEMU time limit (default 1200; a run takes 2-5 min)
 #   SMP, MEM       QEMU CPUs (default 2) and MiB (default 2048)
 #   DOM0_EXTRA=xt_stock  for an unpatched hypervisor: check that the
@@ -62,7 +63,7 @@ fi
 if [ -z "${XENSTATS:-}" ]; then
     MB=$E2E_DIR/meson
     { [ -f "$MB/build.ninja" ] || meson setup "$MB" "$REPO" --buildtype=debugoptimized >/dev/null; } &&
-        ninja -C "$MB" xenstats >/dev/null || { echo "xenstats build failed" >&2; exit 1; }
+        ninja -C "$MB" xenstats xenstats-agent xenstats-top >/dev/null || { echo "xenstats build failed" >&2; exit 1; }
     XENSTATS=$MB/xenstats
 fi
 
@@ -77,7 +78,7 @@ initramfs_base "$R"
 initramfs_dom0_tools "$R"
 initramfs_bin "$R" "$B/vcpustats-check" /usr/bin/vcpustats-check
 if [ "$XENSTATS" != none ]; then
-    initramfs_bin "$R" "$XENSTATS" /usr/bin/xenstats
+    initramfs_xenstats "$R" "$XENSTATS"
 fi
 cp "$B/vmlinuz" "$R/domu/vmlinuz"
 cp "$B/domu.cpio" "$R/domu/initrd"

@@ -9,10 +9,16 @@
 # XEN_VERSION=4.20: Debian 13's Xen 4.20 and kernel instead, downloaded by
 # the apt of the Debian 13 chroot (scripts/trixie.sh), whose libraries the
 # images then use; default E2E_DIR build-e2e-4.20.
+# XEN_ARCH=arm64: Debian 12's arm64 Xen 4.17, kernel and libraries, and the
+# arm64 sysroot xenstats is cross-built against (scripts/cross/arm64.sh,
+# cached outside the clone); $E2E_DIR/pkgroot and sysroot link to them.
+# Default E2E_DIR build-e2e-arm64.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 XEN_VERSION=${XEN_VERSION:-4.17}
-if [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
+XEN_ARCH=${XEN_ARCH:-amd64}
+if [ "$XEN_ARCH" = arm64 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-arm64}
+elif [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
 CACHE=$E2E_DIR/cache
 PKGROOT=$E2E_DIR/pkgroot
 SUDO=
@@ -21,6 +27,11 @@ APT_OPTS=(-o DPkg::Lock::Timeout=600 -y -q)
 export DEBIAN_FRONTEND=noninteractive
 
 HOST_PACKAGES="qemu-system-x86 busybox-static cpio gzip kmod libgcc-s1 ethtool"
+if [ "$XEN_ARCH" = arm64 ]; then
+    [ "$XEN_VERSION" = 4.17 ] || { echo "e2e-xen install: XEN_ARCH=arm64 is Debian 12's Xen 4.17" >&2; exit 1; }
+    # busybox-static: only the names of its applets (initramfs_base)
+    HOST_PACKAGES="qemu-system-arm busybox-static cpio binutils gcc-aarch64-linux-gnu"
+fi
 missing=
 for p in $HOST_PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -33,6 +44,14 @@ if [ -n "$missing" ]; then
 fi
 "$ROOT/scripts/install-deps.sh"
 
+if [ "$XEN_ARCH" = arm64 ]; then
+    mkdir -p "$E2E_DIR"
+    ln -sfn "$("$ROOT/scripts/cross/arm64.sh" guest)" "$PKGROOT"
+    ln -sfn "$("$ROOT/scripts/cross/arm64.sh" sysroot)" "$E2E_DIR/sysroot"
+    basename "$(ls "$PKGROOT"/boot/vmlinuz-* | head -1)" >"$E2E_DIR/kernel-package"
+    echo "e2e-xen install: arm64 packages in $(readlink "$PKGROOT") and $(readlink "$E2E_DIR/sysroot")"
+    exit 0
+fi
 if [ -f "$PKGROOT/.complete" ]; then
     echo "e2e-xen install: guest packages already extracted"
     exit 0

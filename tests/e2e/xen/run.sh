@@ -8,7 +8,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 # XEN_VERSION=4.20: Debian 13's Xen 4.20 and 6.12 kernel (build-e2e-4.20/)
 export XEN_VERSION=${XEN_VERSION:-4.17}
-if [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
+# XEN_ARCH=arm64: Debian 12's arm64 Xen 4.17 and kernel under
+# qemu-system-aarch64, xenstats cross-built (build-e2e-arm64/)
+export XEN_ARCH=${XEN_ARCH:-amd64}
+if [ "$XEN_ARCH" = arm64 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-arm64}
+elif [ "$XEN_VERSION" = 4.17 ]; then E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}; else E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-$XEN_VERSION}; fi
 export E2E_DIR
 LOGS=$E2E_DIR/logs
 mkdir -p "$LOGS"

@@ -1,42 +1,39 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * PV stats monitor, private to lib/pv/monitor*.c: the structs its three
- * parts share and the functions one part calls in another.
- *   monitor_discovery.c  the domains' xenstore trees: sets found, attached,
- *                        withdrawn; watches and rescans
- *   monitor_sample.c     the sampling scheduler: requests, answers,
- *                        deadlines and the timer
- *   monitor.c            the object, the event loop and inspection, and
- *                        what both others use: set states, per-domain
- *                        budgets and log
+ * PV stats monitor, the bottom layer: the state every part shares (the
+ * monitor, its domains and their sets) and the set's state machine over
+ * it (monitor_state.c): states, reasons, withdraw, reject and retry, the
+ * release of a set's mappings and port, per-domain budgets and the
+ * rate-limited log.  The monitor's files call only downward:
+ *
+ *   monitor.c            the object, its event loop and inspection
+ *   monitor_discovery.c  the xenstore trees: sets found, attached and
+ *                        withdrawn (monitor_discovery.h)
+ *   monitor_sample.c     requests, answers, deadlines and the timer
+ *                        (monitor_sample.h)
+ *   monitor_state.c      this header's functions, calling no other part
+ *
+ * Discovery and sampling do not call each other: what one does that the
+ * other must see (a set withdrawn, a retry due, the timer to re-arm) is
+ * state here.  scripts/check-layers.sh checks it.
  */
-#ifndef XENSTATS_PV_MONITOR_PRIVATE_H
-#define XENSTATS_PV_MONITOR_PRIVATE_H
+#ifndef XENSTATS_PV_MONITOR_STATE_H
+#define XENSTATS_PV_MONITOR_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <xenstats/pv.h>
+#include <xenstats/pv_monitor.h>
 
 #include "platform/platform.h"
 #include "pv/parse.h"
 #include "util/util.h"
 
 #define PATH_LEN 512
-#define MAX_PROVIDERS 64  /* per domain */
-#define MAX_SETS 64       /* per provider */
-#define RESCAN_GAP_NS (50 * 1000000ULL) /* a busy guest is rescanned at most 20 times a second */
 #define MS 1000000ULL
+/* a set just bound is not asked before its bind's own event came (or this) */
 #define BIND_EVENT_GRACE_NS (50 * MS)
-/* Budgets (docs/pv-stats.md "Budgets"): what one domain may cost. */
-#define THROTTLED_GAP_MAX_NS (2000 * MS) /* a throttled domain is rescanned at least this often */
-#define THROTTLE_MEMORY_NS (10000 * MS)  /* marked throttled this long after exceeding a budget */
-#define READS_BURST_S 4                  /* a burst of 4 s' worth of reads, e.g. a provider starting */
-#define READS_PER_SCAN 128               /* a scan stops here and goes on after the gap */
-#define LOG_BURST 32
-#define RETRY_FIRST_MS 100 /* a set that may come back is re-examined after this, */
-#define RETRY_MAX_MS 5000  /* doubling up to this */
 
 /* A token bucket: `tokens` refill at a rate up to a burst. */
 struct bucket {
@@ -165,30 +162,46 @@ static inline bool live(const struct xenstats_pv_set *s)
            s->state == XENSTATS_PV_SET_TIMED_OUT || s->state == XENSTATS_PV_SET_SAMPLING;
 }
 
-/* monitor.c: the monitor's helpers */
-int mon_grow_scratch(struct xenstats_monitor *m, size_t bytes);
-uint64_t mon_page_hash(const volatile uint8_t *pages, size_t bytes);
+/* ---- the set's state machine --------------------------------------------- */
+
+/* Every state change goes here: it keeps the counts of outstanding
+ * requests and rejected sets exact. */
 void mon_set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum xenstats_pv_set_state state);
 void mon_set_reason(struct xenstats_pv_set *s, const char *fmt, ...) XS_PRINTF(2, 3);
-void mon_bucket_fill(struct bucket *b, uint64_t now, double rate, double burst);
-void mon_over_budget(struct mon_domain *d, uint64_t now, const char *which);
-void mon_dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats_log_level level, const char *fmt,
-                 ...) XS_PRINTF(4, 5);
+/* Release what the set holds (grant mappings, port, declarations); its
+ * state is left as it is. */
+void mon_set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s);
+/* Withdrawn, with `why` as its reason (which may be s->reason). */
+void mon_set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, const char *why);
+/* Rejected for s->reason, judged on the keys of `fingerprint`; a transient
+ * rejection (a map or bind that may pass) is retried. */
+void mon_set_reject(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint64_t fingerprint, bool transient);
+/* Examine the set again at a growing interval, whatever the watches say. */
+void mon_set_retry_later(struct xenstats_monitor *m, struct xenstats_pv_set *s);
+/* Whether the provider's end of the set's channel is closed. */
 bool mon_peer_gone(struct xenstats_monitor *m, struct xenstats_pv_set *s);
 
-/* monitor_discovery.c */
-void mon_set_retry_later(struct xenstats_monitor *m, struct xenstats_pv_set *s);
-void mon_set_withdraw(struct xenstats_monitor *m, struct xenstats_pv_set *s, const char *why);
+/* The set bound to a local port, for the events (NULL: none). */
+void mon_port_map(struct xenstats_monitor *m, int port, struct xenstats_pv_set *s);
+struct xenstats_pv_set *mon_port_lookup(struct xenstats_monitor *m, int port);
+
+/* ---- budgets and the log ------------------------------------------------- */
+
+void mon_bucket_fill(struct bucket *b, uint64_t now, double rate, double burst);
+/* A budget of d ran out: `which` names a budget of work (the domain is
+ * throttled), NULL the log's. */
+void mon_over_budget(struct mon_domain *d, uint64_t now, const char *which);
+/* A line about d, within d's log budget. */
+void mon_dom_log(struct xenstats_monitor *m, struct mon_domain *d, enum xenstats_log_level level, const char *fmt,
+                 ...) XS_PRINTF(4, 5);
+/* When d's next scan may run, as retries and budgets allow (0: nothing to do). */
 uint64_t mon_next_scan_at(const struct mon_domain *d);
-struct mon_domain *mon_domain_find(struct xenstats_monitor *m, uint32_t domid);
-void mon_domain_free(struct xenstats_monitor *m, struct mon_domain *d, const char *why);
-void mon_handle_watches(struct xenstats_monitor *m);
-void mon_rescan_dirty(struct xenstats_monitor *m);
 
-/* monitor_sample.c */
-bool mon_domain_paused(struct xenstats_monitor *m, struct mon_domain *d);
-void mon_arm_timer(struct xenstats_monitor *m);
-void mon_handle_events(struct xenstats_monitor *m);
-void mon_handle_timeouts(struct xenstats_monitor *m);
+/* ---- guest pages --------------------------------------------------------- */
 
-#endif /* XENSTATS_PV_MONITOR_PRIVATE_H */
+/* Grow the monitor's scratch buffer to `bytes`; 0 or -ENOMEM. */
+int mon_grow_scratch(struct xenstats_monitor *m, size_t bytes);
+/* A fast hash of whole pages: detects rewritten names. */
+uint64_t mon_page_hash(const volatile uint8_t *pages, size_t bytes);
+
+#endif /* XENSTATS_PV_MONITOR_STATE_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PV stats monitor, discovery (monitor_discovery.c): what the monitor's
+ * top (monitor.c) calls.  Above the state (monitor_state.h), beside
+ * sampling, which never calls it.
+ */
+#ifndef XENSTATS_PV_MONITOR_DISCOVERY_H
+#define XENSTATS_PV_MONITOR_DISCOVERY_H
+
+#include "pv/monitor_state.h"
+
+/* The monitored domain `domid` (a walk of the list), or NULL. */
+struct mon_domain *mon_domain_find(struct xenstats_monitor *m, uint32_t domid);
+/* Withdraw d's sets (for `why`) and free d, which is off the list already. */
+void mon_domain_free(struct xenstats_monitor *m, struct mon_domain *d, const char *why);
+/* The xenstore watch fd is readable: mark what changed for a rescan. */
+void mon_handle_watches(struct xenstats_monitor *m);
+/* Scan the domains marked, as far as their gaps and budgets allow. */
+void mon_rescan_dirty(struct xenstats_monitor *m);
+
+#endif /* XENSTATS_PV_MONITOR_DISCOVERY_H */
