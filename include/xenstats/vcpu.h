@@ -42,7 +42,7 @@ struct xenstats_vcpu_layout {
     uint32_t size;
     uint32_t stride;
     uint32_t nr_vcpus;      /* v1: records that fit in the mapping; v2: the header's */
-    uint32_t version;       /* 1, or the header's (2 or later) */
+    uint32_t version;       /* 1, or the header's (2 or later); 0: a hypercall map */
     uint32_t header_size;   /* v2 */
     uint32_t arch;          /* XEN_VCPU_STATS_ARCH_* */
     uint32_t domain_offset; /* the domain section, 0 if none */

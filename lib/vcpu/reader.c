@@ -70,6 +70,9 @@ static int parse_v2(const unsigned char *mem, size_t len, struct xenstats_vcpu_l
     const struct xen_vcpu_stats_header *h = (const void *)mem;
     uint32_t i;
 
+    /* the header, which needs all of version 2's fields, ends before offset */
+    if (l->offset < XEN_VCPU_STATS_HEADER_SIZE)
+        return -EINVAL;
     l->header_size = load32(&h->header_size);
     l->nr_vcpus = load32(&h->nr_vcpus);
     l->arch = load32(&h->arch);
@@ -540,8 +543,13 @@ static bool tick_clock(const struct region_map *m, uint64_t *ret_now)
         m->latest.time <= 0 || (m->latest.ticks & XEN_VCPU_STATS_INACTIVE_BIT))
         return false;
     ticks = ticks_read();
-    if (ticks > m->latest.ticks)
-        elapsed = (uint64_t)((unsigned __int128)(ticks - m->latest.ticks) * 1000000000u / l->tick_hz);
+    if (ticks > m->latest.ticks) {
+        unsigned __int128 ns = (unsigned __int128)(ticks - m->latest.ticks) * 1000000000u / l->tick_hz;
+
+        /* a rate no counter has: no later than the clock can say */
+        elapsed = ns > (uint64_t)INT64_MAX - (uint64_t)m->latest.time ? (uint64_t)INT64_MAX - (uint64_t)m->latest.time
+                                                                       : (uint64_t)ns;
+    }
     *ret_now = (uint64_t)m->latest.time + elapsed;
     return true;
 }

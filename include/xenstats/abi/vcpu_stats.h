@@ -96,11 +96,15 @@
 #include <stdint.h>
 #endif
 
-/* A flexible array member, as Xen's public/xen.h spells it. */
+/*
+ * A flexible array member, as Xen's public/xen.h spells it; C++ has none
+ * (nor, pedantically, zero-size arrays): one element there, which moves no
+ * offset.
+ */
 #ifndef XEN_FLEX_ARRAY_DIM
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
 #define XEN_FLEX_ARRAY_DIM /* empty */
-#elif defined(__GNUC__)
+#elif defined(__GNUC__) && !defined(__cplusplus)
 #define XEN_FLEX_ARRAY_DIM 0
 #else
 #define XEN_FLEX_ARRAY_DIM 1
