@@ -19,7 +19,8 @@
 #      the previously applied one is reversed first, so only the files it
 #      touches are rebuilt.
 #   3. Debian's configuration with CONFIG_SHADOW_PAGING=y (live migration
-#      of PV guests) and `make olddefconfig`, and only the
+#      of PV guests), CONFIG_VCPU_STATS=y (the series' statistics tables,
+#      off by default) and `make olddefconfig`, and only the
 #      hypervisor (make -C xen), through ccache when it is installed.  Xen
 #      builds with -Werror; the log is also checked for warnings.
 #   4. xen (multiboot ELF, for QEMU -kernel), xen.gz and xen-syms are copied
@@ -207,16 +208,20 @@ export WGET=/bin/false GIT=/bin/false
 # code, and Debian builds without it (XEN_DOMCTL_SHADOW_OP_ENABLE_LOGDIRTY
 # then fails with EOPNOTSUPP).  A tree configured before this is configured
 # again.
-if [ ! -f xen/.config ] || ! grep -q '^CONFIG_SHADOW_PAGING=y' xen/.config; then
+if [ ! -f xen/.config ] || ! grep -q '^CONFIG_SHADOW_PAGING=y' xen/.config ||
+   ! grep -q '^CONFIG_VCPU_STATS=y' xen/.config; then
     cp "$CONFIG" xen/.config
-    sed -i '/CONFIG_SHADOW_PAGING/d' xen/.config
+    sed -i '/CONFIG_SHADOW_PAGING/d; /CONFIG_VCPU_STATS/d' xen/.config
     echo CONFIG_SHADOW_PAGING=y >>xen/.config
+    # The series' feature is a Kconfig option, off by default.
+    echo CONFIG_VCPU_STATS=y >>xen/.config
     if [ "$XEN_DEBUG" = y ]; then
         sed -i '/^CONFIG_DEBUG=/d; /^# CONFIG_DEBUG is not set/d' xen/.config
         echo CONFIG_DEBUG=y >>xen/.config
     fi
     make -C xen olddefconfig "${MAKE_ARGS[@]}" >/dev/null
     grep -q '^CONFIG_SHADOW_PAGING=y' xen/.config || die "olddefconfig dropped CONFIG_SHADOW_PAGING"
+    grep -q '^CONFIG_VCPU_STATS=y' xen/.config || die "olddefconfig dropped CONFIG_VCPU_STATS"
 fi
 
 mkdir -p "$OUT"
@@ -233,6 +238,6 @@ fi
 
 # --- 4. outputs ------------------------------------------------------------
 cp xen/xen xen/xen.gz xen/xen-syms "$OUT/"
-grep -E 'CONFIG_(DEBUG|SHADOW_PAGING)[= ]' xen/.config >"$OUT/config"
+grep -E 'CONFIG_(DEBUG|SHADOW_PAGING|VCPU_STATS)[= ]' xen/.config >"$OUT/config"
 log "built in ${secs}s, no warnings: $OUT/xen (${#series[@]} patches)"
 echo "$OUT/xen"

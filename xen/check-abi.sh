@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Every series in xen/patches/ (not the DO-NOT-APPLY measurement ones) must
-# carry the project's layout (include/xenstats/abi/vcpu_stats.h) in Xen's
-# form, public/vcpu_stats.h, and every series the same file.  One probe is
+# Every series in xen/patches/ (not the DO-NOT-APPLY *-measure and
+# *-writable test folders) must carry the project's layout
+# (include/xenstats/abi/vcpu_stats.h) in Xen's form, public/vcpu_stats.h,
+# and every series the same file.  One probe is
 # compiled against the project's header and against each series' header,
 # and what it prints (every constant and every offset of the layout) must
 # be equal; the resource type and id, which Xen keeps in public/memory.h,
@@ -109,7 +110,7 @@ fi
 first=
 for dir in "$REPO"/xen/patches/*/; do
     v=$(basename "$dir")
-    case $v in *-measure) continue ;; esac
+    case $v in *-measure | *-writable) continue ;; esac
     hdr=$T/$v.h
     : >"$hdr"
     for p in "$dir"*.patch; do
