@@ -115,12 +115,7 @@ series=("$SERIES_DIR"/*.patch)
 [ -e "${series[0]}" ] || die "no patches in $SERIES_DIR"
 suffix=
 [ "$XEN_DEBUG" = y ] && suffix=-debug
-for extra in ${XEN_HV_EXTRA_PATCHES:-}; do
-    case $extra in /*) ;; *) extra=$REPO/$extra ;; esac
-    [ -d "$extra" ] || die "no patch directory $extra"
-    series+=("$extra"/*.patch)
-    suffix=$suffix-$(basename "$extra")
-done
+tree_add_extras
 TREE=$HV/tree$VSUFFIX$suffix
 OUT=$HV/out$VSUFFIX$suffix
 tree_copy "$SRC" "$TREE" "$UPSTREAM"

@@ -85,6 +85,19 @@ tree_apply() {
     )
 }
 
+# tree_add_extras: the patches of the directories in XEN_HV_EXTRA_PATCHES
+# (relative to REPO) appended to the caller's array series, their names to
+# its suffix
+tree_add_extras() {
+    local extra
+    for extra in ${XEN_HV_EXTRA_PATCHES:-}; do
+        case $extra in /*) ;; *) extra=$REPO/$extra ;; esac
+        [ -d "$extra" ] || die "no patch directory $extra"
+        series+=("$extra"/*.patch)
+        suffix=$suffix-$(basename "$extra")
+    done
+}
+
 # tree_kconfig_symbols PATCH...: the Kconfig symbols the patches add
 tree_kconfig_symbols() {
     cat "$@" /dev/null | sed -n 's/^+config \([A-Z0-9_]*\).*/\1/p' | sort -u
