@@ -84,7 +84,10 @@ x86_64 | amd64) XEN_ARCH=x86_64 ;;
 arm64 | aarch64) XEN_ARCH=arm64 ;;
 *) die "XEN_ARCH must be x86_64 or arm64" ;;
 esac
+# (chroot and exec need no tree)
+case $CMD in chroot | exec) XEN_VERSION=none XEN_SERIES=none ;; esac
 case $XEN_VERSION in
+none) ARCHIVE=none ;;
 4.17) ARCHIVE=xen-hypervisor-4.17.7.tar.xz ;;
 4.20) ARCHIVE=xen-hypervisor-4.20.4.tar.xz ;;
 4.22) ARCHIVE=xen-4.22.0.tar.xz ;;
@@ -112,12 +115,7 @@ suffix=-$XEN_VERSION
 [ $XEN_ARCH = arm64 ] && suffix=$suffix-arm64
 [ "$XEN_DEBUG" = y ] && suffix=$suffix-debug
 [ "$SERIES" = none ] && suffix=$suffix-upstream
-for extra in ${XEN_HV_EXTRA_PATCHES:-}; do
-    case $extra in /*) ;; *) extra=$REPO/$extra ;; esac
-    [ -d "$extra" ] || die "no patch directory $extra"
-    series+=("$extra"/*.patch)
-    suffix=$suffix-$(basename "$extra")
-done
+tree_add_extras
 TREE=$HV/tree$suffix
 OUT=$HV/out$suffix
 if [ "$CMD" = out ]; then
@@ -348,7 +346,7 @@ if [ "$TOOLS" = 1 ]; then
     timed "tools $NAME" $(($(date +%s) - t0))
     no_warnings "$OUT/tools-build.log"
     rm -rf "$OUT/dist"
-    inst_cmd=true
+    inst_cmd="make -C tools/include install DESTDIR=$IN_OUT/dist" # Xen's public headers
     for d in $dirs; do
         case $d in
         tests/*) ;; # not installed upstream: copied below
