@@ -8,7 +8,7 @@
 #     chroot: the hypervisor (Debian 13's shipped 4.20 configuration,
 #     shadow paging and the series' Kconfig options on, `make olddefconfig`)
 #     and the dom0 tools of the same tree (libraries, xenstored, xl,
-#     xenconsoled, xen-init-dom0, xentop, ... and the series' tools/tests
+#     xenconsoled, xen-init-dom0, xentop, xl.conf ... and the series' tools/tests
 #     programs), installed into a DESTDIR that tests/e2e/xen-hv/run.sh boots.
 #     This is `make xen-tree [XEN_VERSION=master]`.
 #   XEN_ARCH=arm64, XEN_VERSION=4.17, 4.20, 4.22 or master: the hypervisor
@@ -334,7 +334,7 @@ if [ "$TOOLS" = 1 ]; then
         timed "tools configure $NAME" $(($(date +%s) - t0))
     fi
     # what a dom0 runs, and the tools/tests programs the series adds
-    dirs="libs xenstored xs-clients console helpers xl xentop hotplug"
+    dirs="libs xenstored xs-clients console helpers xl xentop hotplug examples"
     tests=$(cat "${series[@]+"${series[@]}"}" /dev/null | sed -n 's|^+++ b/tools/tests/\([^/]*\)/.*|\1|p' | sort -u)
     for t in $tests; do dirs="$dirs tests/$t"; done
     build_cmd="make -j$JOBS -C tools/include"

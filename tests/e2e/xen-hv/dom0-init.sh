@@ -125,7 +125,9 @@ fi
 if [ -n "$MAXV" ]; then
     # a vCPU brought up after publication, Domain-0's own records, and the
     # checker the series adds to Xen's tools/tests
-    xl vcpu-set busy2 3; res vcpu-set-up $? "busy2 from 2 to 3 vCPUs"
+    xl vcpu-set busy2 3 >/tmp/vcpu-set.out 2>&1; rc=$?
+    sed 's/^/XT: vcpu-set: /' /tmp/vcpu-set.out
+    res vcpu-set-up $rc "busy2 from 2 to 3 vCPUs"
     sleep 3
     xl vcpu-list busy2 2>&1 | sed 's/^/XT: vcpu-list: /'
     timeout 120 vcpustats-check check "$D2" --busy 1 --seconds 5 >/tmp/check3.out 2>&1
