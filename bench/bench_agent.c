@@ -40,8 +40,8 @@
 
 #include <xenstats/pv.h>
 
+#include "agent/web/http_encoding.h"
 #include "export/export.h"
-#include "http_encoding.h"
 #include "util/util.h"
 
 #define SETS 3

@@ -2,8 +2,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Includes go downward only, layer by layer (README.md, "Layout"):
 #
-#   tools/                      anything below
-#   lib/{vcpu,pv,export,guest}  the library: itself, platform, util, public, ABI
+#   tools/                      the mains and the subcommand table: anything
+#                               below
+#   agent/ (with agent/web/),   the applications: each itself, cli/, the
+#   top/                        library, util, public, ABI; not each other
+#   cli/                        what every command shares (it prints): itself,
+#                               the library, util, public, ABI
+#   lib/{vcpu,pv,export,guest,  the library: itself, platform, util, public, ABI
+#        collect}
 #   lib/emu/                    the emulator (a server): itself, its protocol,
 #                               util, public, ABI; nothing of lib/platform
 #   lib/platform/               the backends (clients): itself, the emulator's
@@ -37,6 +43,9 @@ layer_of() {
     lib/emu/*) layer=emu ;;
     lib/platform/*) layer=platform ;;
     lib/*) layer=library ;;
+    cli/*) layer=cli ;;
+    agent/*) layer=agent ;;
+    top/*) layer=top ;;
     tools/*) layer=tools ;;
     kmod/*) layer=kmod ;;
     *) layer="" ;;
@@ -53,7 +62,9 @@ allowed_from() {
     platform) allowed="emu-proto util public abi" ;;
     emu) allowed="emu-proto util public abi" ;;
     library) allowed="platform util public abi" ;;
-    tools) allowed="library emu emu-proto platform util public abi" ;;
+    cli) allowed="library util public abi" ;;
+    agent | top) allowed="cli library util public abi" ;;
+    tools) allowed="agent top cli library emu emu-proto platform util public abi" ;;
     kmod) allowed="abi" ;;
     esac
     allowed=" $1 $allowed "
@@ -75,7 +86,8 @@ normalize() {
 }
 
 # target=the checkout's file an include names (quoted: beside the includer
-# first, then the include path -Iinclude -Ilib; <>: the include path), or "".
+# first, then the include path -Iinclude -Ilib -I.; <>: the include path),
+# or "".
 resolve() {
     local file=$1 kind=$2 name=$3 dir
     target=""
@@ -84,7 +96,7 @@ resolve() {
         target=$path
         return
     fi
-    for dir in include lib; do
+    for dir in include lib .; do
         if [ -f "$dir/$name" ]; then
             normalize "$dir/$name"
             target=$path
@@ -100,7 +112,7 @@ violation() {
     bad=1
 }
 
-mapfile -t sources < <(find include lib tools kmod -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) \
+mapfile -t sources < <(find include lib cli agent top tools kmod -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) \
     2>/dev/null | LC_ALL=C sort)
 [ ${#sources[@]} -gt 0 ] || { echo "check-layers: no sources under $root"; exit 2; }
 while IFS= read -r line; do

@@ -6,8 +6,8 @@
 #   scripts/deb.sh lintian    build, then lintian on the .changes
 #   scripts/deb.sh check      install the built packages on this machine
 #                             (root), run each binary from /usr/bin, check
-#                             the guest binary's libraries and the units,
-#                             then purge what was installed
+#                             each binary's libraries (check-links.sh) and
+#                             the units, then purge what was installed
 # DEB_TARBALL=FILE builds from a `meson dist` tarball instead of the
 # checkout, which proves the tarball complete.  DEB_BUILD_OPTIONS is passed
 # through (nocheck skips the unit and packaging suites of the build).
@@ -33,14 +33,15 @@ check() {
     # shellcheck disable=SC2086
     apt-get -o DPkg::Lock::Timeout=300 purge -y -qq $new >>install.log 2>&1 ||
         { tail -20 install.log >&2; echo "deb check: purge failed" >&2; rc=1; }
-    for b in /usr/bin/xenstats /usr/bin/xenstats-publish; do
+    for b in /usr/bin/xenstats /usr/bin/xenstats-publish /usr/libexec/xenstats/xenstats-agent \
+        /usr/libexec/xenstats/xenstats-top; do
         [ ! -e "$b" ] || { echo "deb check: $b left after the purge" >&2; rc=1; }
     done
     return $rc
 }
 
 check_installed() {
-    local rc=0 c unitdir libs
+    local rc=0 c unitdir b
     for c in "xenstats --help" "xenstats --version" "xenstats-publish --help" "xenstats-publish --version"; do
         # shellcheck disable=SC2086
         /usr/bin/$c >/dev/null || { echo "deb check: /usr/bin/$c failed" >&2; rc=1; }
@@ -48,13 +49,15 @@ check_installed() {
     for c in vcpu pv agent top publish emu; do
         /usr/bin/xenstats "$c" --help >/dev/null || { echo "deb check: xenstats $c --help failed" >&2; rc=1; }
     done
-    libs=$(ldd /usr/bin/xenstats-publish) || rc=1
-    echo "deb check: ldd /usr/bin/xenstats-publish:" >&2
-    echo "$libs" >&2
-    if grep -E 'libxenctrl|libxenguest|libxenlight|microhttpd|gnutls|ncurses|tinfo|json-c|libxenstats' <<<"$libs"; then
-        echo "deb check: the guest binary links a dom0-only library" >&2
-        rc=1
-    fi
+    # the applications run from the package's libexec folder, not beside /usr/bin/xenstats
+    for b in xenstats-agent xenstats-top; do
+        dpkg -L xenstats | grep -qx "/usr/libexec/xenstats/$b" ||
+            { echo "deb check: the package has no /usr/libexec/xenstats/$b" >&2; rc=1; }
+    done
+    # each installed binary links only its own libraries: the guest's no
+    # dom0-only one, xenstats neither the agent's HTTP/TLS nor top's curses
+    "$ROOT/scripts/check-links.sh" /usr/bin /usr/libexec/xenstats >&2 ||
+        { echo "deb check: a binary links another's libraries (above)" >&2; rc=1; }
     # the library itself: stable-soname Xen libraries only
     if ldd "$(dpkg -L libxenstats0 | grep 'libxenstats\.so\.0$')" | grep libxenctrl; then
         echo "deb check: libxenstats links libxenctrl" >&2

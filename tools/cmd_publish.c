@@ -20,8 +20,8 @@
 
 #include <xenstats/pv.h>
 
+#include "cli/tool.h"
 #include "guest/guest_stats.h"
-#include "tool.h"
 #include "util/util.h"
 
 #define CMD "publish"

@@ -12,7 +12,7 @@
 
 #include <xenstats/pv.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "util/util.h"
 
 #define CMD "pv"

@@ -12,9 +12,9 @@
 
 #include <xenstats/vcpu.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "util/util.h"
-#include "vcpu_fallback.h"
+#include "vcpu/vcpu_fallback.h"
 
 #define CMD "vcpu"
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 
 int main(int argc, char **argv)
 {

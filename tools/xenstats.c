@@ -1,25 +1,93 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The xenstats command: global options, then one subcommand from the table. */
+/*
+ * The xenstats command: global options, then one subcommand from the table.
+ *
+ * The table is the one entry point of every subcommand, but not every
+ * subcommand is linked into the `xenstats` executable: the agent and top
+ * are applications with libraries of their own (libmicrohttpd, gnutls,
+ * libyaml, zlib, libcrypt; ncursesw, json-c), built into executables of
+ * their own (xenstats-agent, xenstats-top in XENSTATS_APP_DIR) from this
+ * same file, each with only its own command compiled in.  `xenstats agent
+ * ARGS` executes xenstats-agent with the whole command line, global
+ * options included, so the agent parses it as `xenstats` would and runs
+ * in the same process, named `xenstats` as before (a unit's ExecStart=,
+ * ps, pgrep and journal lines see no difference).
+ */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
-#include "tool.h"
+#include "cli/tool.h"
 #include "util/util.h"
+
+/* What this executable runs itself: every command but the applications', or one application's. */
+#if defined(XENSTATS_APP_AGENT) || defined(XENSTATS_APP_TOP)
+#define APPLICATION 1
+#define MAIN_COMMAND(fn) NULL
+#else
+#define APPLICATION 0
+#define MAIN_COMMAND(fn) fn
+#endif
+#ifdef XENSTATS_APP_AGENT
+#define AGENT_COMMAND cmd_agent
+#else
+#define AGENT_COMMAND NULL
+#endif
+#ifdef XENSTATS_APP_TOP
+#define TOP_COMMAND cmd_top
+#else
+#define TOP_COMMAND NULL
+#endif
 
 static const struct {
     const char *name;
-    int (*run)(int argc, char **argv);
+    int (*run)(int argc, char **argv); /* NULL when another executable runs it */
+    const char *executable;            /* that executable, or NULL: this one */
     const char *summary;
 } commands[] = {
-    {"vcpu", cmd_vcpu, "show a domain's vCPU runstate statistics"},
-    {"pv", cmd_pv, "sample the PV stats sets guests publish"},
-    {"agent", cmd_agent, "serve every domain's statistics over HTTP (dom0 daemon)"},
-    {"top", cmd_top, "live view of the domains' vCPU shares and PV stats sets"},
-    {"publish", cmd_publish, "publish this guest's OS statistics as PV stats sets (guest agent)"},
-    {"emu", cmd_emu, "run or control an emulated Xen host"},
+    {"vcpu", MAIN_COMMAND(cmd_vcpu), NULL, "show a domain's vCPU runstate statistics"},
+    {"pv", MAIN_COMMAND(cmd_pv), NULL, "sample the PV stats sets guests publish"},
+    {"agent", AGENT_COMMAND, "xenstats-agent", "serve every domain's statistics over HTTP (dom0 daemon)"},
+    {"top", TOP_COMMAND, "xenstats-top", "live view of the domains' vCPU shares and PV stats sets"},
+    {"publish", MAIN_COMMAND(cmd_publish), NULL, "publish this guest's OS statistics as PV stats sets (guest agent)"},
+    {"emu", MAIN_COMMAND(cmd_emu), NULL, "run or control an emulated Xen host"},
 };
+
+#if !APPLICATION
+/*
+ * Run an application's executable with our command line: the one beside
+ * this executable (a build tree), else the installed one.  Returns only on
+ * failure, with the exit status.
+ */
+static int run_application(const char *cmd, const char *executable, char **argv)
+{
+    char self[PATH_MAX], path[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n > 0) {
+        char *slash;
+
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(path, sizeof(path), "%s/%s", self, executable);
+            if (access(path, X_OK) == 0) {
+                execv(path, argv);
+                return fail(cmd, "cannot run %s: %s", path, strerror(errno));
+            }
+        }
+    }
+    snprintf(path, sizeof(path), "%s/%s", XENSTATS_APP_DIR, executable);
+    execv(path, argv);
+    return fail(cmd, "cannot run %s: %s", path, strerror(errno));
+}
+#endif
 
 static void usage(FILE *f)
 {
@@ -45,6 +113,9 @@ int main(int argc, char **argv)
     size_t i;
     int c;
 
+#if APPLICATION
+    prctl(PR_SET_NAME, PROG, 0, 0, 0); /* the process xenstats executed keeps its name */
+#endif
     /* '+': stop at the command name; its options are its own. */
     while ((c = getopt_long(argc, argv, "+b:vqhV", opts, NULL)) != -1) {
         switch (c) {
@@ -83,6 +154,13 @@ int main(int argc, char **argv)
         if (!strcmp(argv[optind], commands[i].name)) {
             int first = optind;
 
+            if (!commands[i].run) {
+#if APPLICATION
+                return fail(NULL, "%s: run it as '%s %s'", commands[i].name, PROG, commands[i].name);
+#else
+                return run_application(commands[i].name, commands[i].executable, argv);
+#endif
+            }
             tool_log_init(commands[i].name);
             /* The command sees itself as argv[0]; 0 re-initialises getopt. */
             optind = 0;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "guest/guest_stats.h"
+#include "guest/procfs_private.h"
 #include "guest/text.h"
 #include "util/util.h"
 
@@ -283,7 +284,7 @@ static const struct {
  * names counters).  Returns false when the key has other characters or the
  * result does not fit.
  */
-static bool meminfo_name(const char *key, size_t n, const char *suffix, char *out, size_t outlen)
+bool meminfo_name(const char *key, size_t n, const char *suffix, char *out, size_t outlen)
 {
     size_t o = 0, i, slen = strlen(suffix);
 
@@ -397,7 +398,7 @@ static const char *const cpu_time_names[] = {
  * result is as exact as a double allows for any tick count, and never
  * decreases while the ticks grow.
  */
-static double ticks_to_seconds(uint64_t ticks, uint64_t hz)
+double ticks_to_seconds(uint64_t ticks, uint64_t hz)
 {
     return (double)(ticks / hz) + (double)(ticks % hz) / (double)hz;
 }

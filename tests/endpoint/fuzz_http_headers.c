@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What a client sends the agent's header parsers (tools/http_encoding.c,
- * tools/http_auth.c), on any bytes: Accept-Encoding and Authorization
+ * What a client sends the agent's header parsers (agent/web/http_encoding.c,
+ * agent/web/http_auth.c), on any bytes: Accept-Encoding and Authorization
  * values must not crash or read out of bounds; credentials that parse
  * encode back (a separate base64 encoder here) to a header that parses to
  * the same; and any user and password without NUL, encoded, come back
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/http_auth.h"
-#include "../../tools/http_encoding.h"
+#include "agent/web/http_auth.h"
+#include "agent/web/http_encoding.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The --web-config parser (tools/web_config.c) on any bytes: no crash, no
+ * The --web-config parser (agent/web/web_config.c) on any bytes: no crash, no
  * leak, and what it accepts holds what the agent relies on: TLS with both
  * files, users with a name that can log in and a bcrypt hash, versions in
  * order, and an error message otherwise.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/web_config.h"
+#include "agent/web/web_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,9 +19,9 @@
 
 #include "export/export.h"
 
-#include "../../tools/http_auth.c"
-#include "../../tools/http_encoding.c"
-#include "../../tools/web_config.c"
+#include "agent/web/http_auth.h"
+#include "agent/web/http_encoding.h"
+#include "agent/web/web_config.h"
 
 #define MS 1000000ULL
 

@@ -16,8 +16,9 @@
 
 #include <cmocka.h>
 
-#include "../../tools/top.h"
 #include "export/export.h"
+#include "top/format.h"
+#include "top/snapshot.h"
 
 #ifndef XENSTATS_TEST_FIGURE
 #error "build with -DXENSTATS_TEST_FIGURE"

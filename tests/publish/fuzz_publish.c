@@ -4,13 +4,15 @@
  * rest is its text.  Whatever the text, the lists stay within their bounds
  * and hold only names a PV stats set accepts.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/guest/custom.c"
-#include "../../lib/guest/procfs.c"
-#include "../../lib/guest/text.c"
+#include "guest/guest_stats.h"
+#include "guest/text.h"
+#include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

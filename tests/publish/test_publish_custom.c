@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The custom-set format of `xenstats publish --custom`: values and errors. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "../../lib/guest/custom.c"
-#include "../../lib/guest/procfs.c"
-#include "../../lib/guest/text.c"
+#include "guest/guest_stats.h"
+#include "guest/text.h"
+#include "util/util.h"
 
 static char fixtures[4096];
 

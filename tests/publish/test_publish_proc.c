@@ -1,20 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The /proc parsers of `xenstats publish` against fixture files, malformed,
- * truncated and oversized input.  Includes the sources to reach the static
- * helpers.
+ * truncated and oversized input.  Links lib/guest; procfs_private.h
+ * declares the helpers it calls directly.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "../../lib/guest/procfs.c"
-#include "../../lib/guest/text.c"
+#include "guest/guest_stats.h"
+#include "guest/procfs_private.h"
+#include "guest/text.h"
+#include "util/util.h"
 
 static char fixtures[4096];
 

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/top.h"
+#include "top/format.h"
+#include "top/snapshot.h"
+#include "top/sort.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,10 @@
 
 #include <cmocka.h>
 
-#include "../../tools/top.h"
+#include "top/format.h"
+#include "top/http.h"
+#include "top/snapshot.h"
+#include "top/sort.h"
 
 static char *read_fixture(const char *name, size_t *ret_len)
 {

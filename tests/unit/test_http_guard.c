@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The HTTP admission policy (tools/http_guard.c) on its own. */
+/* The HTTP admission policy (agent/web/http_guard.c) on its own. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../tools/http_guard.c"
+#include "agent/web/http_guard.h"
 
 #define S 1000000000ULL
 

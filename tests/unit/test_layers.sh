@@ -6,23 +6,13 @@
 set -eu
 : "${XENSTATS_SOURCE_ROOT:?}"
 check=$XENSTATS_SOURCE_ROOT/scripts/check-layers.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-not_ok() {
-    echo "not ok $((n + 1)) - $1"
-    exit 1
-}
+. "$(dirname "$0")/../tap.sh"
 
 "$check" "$XENSTATS_SOURCE_ROOT" >"$tmp/out" || { cat "$tmp/out"; not_ok "this checkout"; }
 ok "this checkout"
 
 mkdir "$tmp/copy"
-(cd "$XENSTATS_SOURCE_ROOT" && tar -cf - include lib tools kmod) | tar -xf - -C "$tmp/copy"
+(cd "$XENSTATS_SOURCE_ROOT" && tar -cf - include lib cli agent top tools kmod) | tar -xf - -C "$tmp/copy"
 "$check" "$tmp/copy" >"$tmp/out" || { cat "$tmp/out"; not_ok "a copy of it"; }
 ok "a copy of it"
 
@@ -50,7 +40,11 @@ plant lib/platform/emu_backend.h '#include "emu/hyper/hyper_private.h"' "the emu
 plant lib/emu/emu_host.c '#include "platform/platform.h"' "the emulator includes the platform layer"
 plant lib/emu/hyper/hyper.c '#  include "platform/emu_backend.h"' "the emulator includes the emu backend's header (spaced #  include)"
 plant lib/emu/proto/run_dir.h '#include "emu/emu.h"' "the protocol includes the emulator above it"
-plant lib/pv/provider.c '#include "../../tools/tool.h"' "the library includes tools/"
+plant lib/pv/provider.c '#include "../../cli/tool.h"' "the library includes cli/"
+plant lib/collect/collector.c '#include "top/snapshot.h"' "the library includes an application"
+plant cli/tool.c '#include "agent/web/http_guard.h"' "cli/ includes an application"
+plant top/top_direct.c '#include "agent/web/http_guard.h"' "one application includes another"
+plant agent/web/http_guard.c '#include "emu/emu.h"' "an application includes the emulator"
 plant lib/platform/host.c '#include "pv/parse.h"' "the platform layer includes the library above it"
 plant lib/util/util.h '#include "platform/platform.h"' "the helpers include the platform layer"
 plant include/xenstats/xenstats.h '#include "../../lib/util/util.h"' "the public API includes lib/"

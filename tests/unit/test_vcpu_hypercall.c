@@ -2,7 +2,7 @@
 /*
  * The hypercall fallback of the vCPU reader (stock Xen: xc_vcpu_getinfo),
  * over a fake backend, every hypervisor's way of saying "no such resource"
- * (tools/vcpu_fallback.c falls back on each), and the xen backend on a
+ * (lib/vcpu/vcpu_fallback.c falls back on each), and the xen backend on a
  * machine without Xen.
  */
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include "platform/platform.h"
 #include "platform/xen_backend.h"
 #include "vcpu/reader.h"
-#include "vcpu_fallback.h"
+#include "vcpu/vcpu_fallback.h"
 
 #define DOMID 7
 

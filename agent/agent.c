@@ -34,14 +34,14 @@
 #include <xenstats/pv.h>
 #include <xenstats/vcpu.h>
 
-#include "collector.h"
+#include "cli/tool.h"
+#include "collect/collector.h"
 #include "export/export.h"
-#include "http_auth.h"
-#include "http_encoding.h"
-#include "http_guard.h"
-#include "web_config.h"
-#include "tool.h"
 #include "util/util.h"
+#include "web/http_auth.h"
+#include "web/http_encoding.h"
+#include "web/http_guard.h"
+#include "web/web_config.h"
 
 #define CMD "agent"
 #define DEFAULT_PORT 9740
@@ -479,7 +479,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     return ret;
 }
 
-/* ---- admission (tools/http_guard.h) ---- */
+/* ---- admission (agent/web/http_guard.h) ---- */
 
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
 {
@@ -722,7 +722,16 @@ static int run(struct agent *a, const struct collector_opts *co)
     }
 }
 
-int cmd_agent(int argc, char **argv)
+/* What the command line asks for, beside what struct agent and the collector's options hold. */
+struct options {
+    const char *listen_arg, *web_config;
+    struct sockaddr_storage addr;
+    bool v6;
+    uint64_t timeout_ns;
+};
+
+/* -1 to go on, else the exit status (--help, --list-metrics, a usage error). */
+static int parse_options(int argc, char **argv, struct agent *a, struct collector_opts *co, struct options *o)
 {
     static const struct option opts[] = {
         {"listen", required_argument, NULL, 'l'},  {"interval", required_argument, NULL, 'i'},
@@ -730,38 +739,28 @@ int cmd_agent(int argc, char **argv)
         {"list-metrics", no_argument, NULL, 'M'},  {"help", no_argument, NULL, 'h'},
         {"web-config", required_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
     };
-    struct agent a = {.interval_ns = 1000000000ULL, .epfd = -1, .tfd = -1, .sfd = -1};
-    struct collector_opts co = {.create_stats_node = true};
-    const char *listen_arg = "127.0.0.1:9740", *web_config = NULL;
-    struct MHD_OptionItem tls_opts[5];
-    char priorities[128], err[512];
-    unsigned int nr_tls_opts = 0;
-    struct sockaddr_storage addr;
-    uint64_t timeout_ns = 500000000ULL;
-    struct itimerspec its = {0};
-    bool v6 = false;
-    sigset_t mask;
-    int c, status = 1;
+    int c;
 
     while ((c = getopt_long(argc, argv, "l:i:t:h", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
-            listen_arg = optarg;
+            o->listen_arg = optarg;
             break;
         case 'i':
-            if (parse_duration_ns(optarg, &a.interval_ns) < 0 || a.interval_ns < 100000000ULL ||
-                a.interval_ns > 3600000000000ULL)
+            if (parse_duration_ns(optarg, &a->interval_ns) < 0 || a->interval_ns < 100000000ULL ||
+                a->interval_ns > 3600000000000ULL)
                 return fail(CMD, "--interval %s: expected a duration between 100ms and 1h", optarg);
             break;
         case 't':
-            if (parse_duration_ns(optarg, &timeout_ns) < 0 || timeout_ns < 1000000ULL || timeout_ns > 60000000000ULL)
+            if (parse_duration_ns(optarg, &o->timeout_ns) < 0 || o->timeout_ns < 1000000ULL ||
+                o->timeout_ns > 60000000000ULL)
                 return fail(CMD, "--timeout %s: expected a duration between 1ms and 60s", optarg);
             break;
         case 'N':
-            co.create_stats_node = false;
+            co->create_stats_node = false;
             break;
         case 'W':
-            web_config = optarg;
+            o->web_config = optarg;
             break;
         case 'M':
             metrics_reference(stdout);
@@ -776,51 +775,158 @@ int cmd_agent(int argc, char **argv)
     }
     if (optind < argc)
         return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
-    if (parse_listen(listen_arg, &addr, &v6) < 0)
-        return fail(CMD, "--listen %s: expected ADDRESS:PORT, e.g. 127.0.0.1:9740 or [::1]:9740", listen_arg);
-    if (timeout_ns * 2 > a.interval_ns)
+    if (parse_listen(o->listen_arg, &o->addr, &o->v6) < 0)
+        return fail(CMD, "--listen %s: expected ADDRESS:PORT, e.g. 127.0.0.1:9740 or [::1]:9740", o->listen_arg);
+    if (o->timeout_ns * 2 > a->interval_ns)
         log_warning("--timeout is more than half the interval: slow providers delay samples");
-    /* a configuration that cannot be followed is a usage error, before anything runs */
-    if (web_config) {
-        int r = web_config_load(web_config, &a.web, err, sizeof(err));
+    return -1;
+}
 
-        if (r == -ENOMEM)
-            return fail(CMD, "out of memory");
-        if (r < 0) {
-            fail(CMD, "--web-config %s: %s", web_config, err);
-            return 2;
-        }
-        if (a.web->nr_users) {
-            a.auth = http_auth_new(a.web);
-            if (!a.auth) {
-                web_config_free(a.web);
-                return fail(CMD, "cannot set up basic auth: %s", strerror(errno));
-            }
-            if (!a.web->tls)
-                log_warning("--web-config %s: basic auth without TLS sends passwords in the clear", web_config);
-        }
-        if (a.web->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-            web_config_free(a.web);
-            fail(CMD, "--web-config %s: this libmicrohttpd was built without TLS", web_config);
-            return 2;
-        }
-        if (a.web->tls) {
-            web_config_priorities(a.web, priorities, sizeof(priorities));
-            tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, a.web->cert_pem};
-            tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, a.web->key_pem};
-            tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, priorities};
-            if (a.web->client_ca_pem)
-                tls_opts[nr_tls_opts++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, a.web->client_ca_pem};
-        }
+/*
+ * --web-config: a->web, a->auth and the server's TLS options (tls_opts
+ * holds at least 5, ending with MHD_OPTION_END; priorities is theirs).  A
+ * configuration that cannot be followed is a usage error, before anything
+ * runs.  -1 to go on, else the exit status.
+ */
+static int load_web_config(struct agent *a, const char *path, struct MHD_OptionItem *tls_opts, char *priorities,
+                           size_t priorities_len)
+{
+    unsigned int n = 0;
+    char err[512];
+    int r;
+
+    tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    if (!path)
+        return -1;
+    r = web_config_load(path, &a->web, err, sizeof(err));
+    if (r == -ENOMEM)
+        return fail(CMD, "out of memory");
+    if (r < 0) {
+        fail(CMD, "--web-config %s: %s", path, err);
+        return 2;
     }
-    tls_opts[nr_tls_opts] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    if (a->web->nr_users) {
+        a->auth = http_auth_new(a->web);
+        if (!a->auth)
+            return fail(CMD, "cannot set up basic auth: %s", strerror(errno));
+        if (!a->web->tls)
+            log_warning("--web-config %s: basic auth without TLS sends passwords in the clear", path);
+    }
+    if (!a->web->tls)
+        return -1;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        fail(CMD, "--web-config %s: this libmicrohttpd was built without TLS", path);
+        return 2;
+    }
+    web_config_priorities(a->web, priorities, priorities_len);
+    tls_opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, a->web->cert_pem};
+    tls_opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, a->web->key_pem};
+    tls_opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, priorities};
+    if (a->web->client_ca_pem)
+        tls_opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, a->web->client_ca_pem};
+    tls_opts[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return -1;
+}
 
-    pthread_mutex_init(&a.lock, NULL);
+/* The host, the event loop (epoll, the interval's timerfd, SIGINT/SIGTERM's signalfd) and the collector. */
+static int open_sampling(struct agent *a, struct collector_opts *co, uint64_t timeout_ns)
+{
+    struct itimerspec its = {0};
+    sigset_t mask;
+
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
+    a->host = tool_host_open(CMD);
+    if (!a->host)
+        return -1;
+    co->interval_ns = a->interval_ns;
+    co->sample_timeout_ms = (uint32_t)(timeout_ns / 1000000ULL);
+    a->epfd = epoll_create1(EPOLL_CLOEXEC);
+    a->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    a->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    its.it_interval.tv_sec = (time_t)(a->interval_ns / 1000000000ULL);
+    its.it_interval.tv_nsec = (long)(a->interval_ns % 1000000000ULL);
+    its.it_value.tv_nsec = 1; /* first round at once */
+    if (a->epfd < 0 || a->tfd < 0 || a->sfd < 0 || timerfd_settime(a->tfd, 0, &its, NULL) < 0 ||
+        epoll_add(a->epfd, a->tfd, TAG_TIMER) < 0 || epoll_add(a->epfd, a->sfd, TAG_SIGNAL) < 0)
+        return fail(CMD, "cannot set up the event loop: %s", strerror(errno));
+    if (open_collector(a, co) < 0)
+        return fail(CMD, "cannot set up the collector: %s", strerror(errno));
+    return 0;
+}
+
+/* The HTTP server, in its own thread; 0, or nonzero after saying why. */
+static int start_serving(struct agent *a, const struct options *o, struct MHD_OptionItem *tls_opts)
+{
+    /* The guard decides who gets a connection (docs/agent-api.md,
+     * "Connection limits"); the server's own cap is above the guard's, so
+     * connections the guard shut down can drain while new ones come in. */
+    a->guard = http_guard_new(NULL);
+    if (!a->guard)
+        return fail(CMD, "out of memory");
+    a->httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+                                    (o->v6 ? MHD_USE_IPv6 : 0) | (a->web && a->web->tls ? MHD_USE_TLS : 0),
+                                0, accept_policy, a, handle_request, a, MHD_OPTION_EXTERNAL_LOGGER, httpd_log,
+                                NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&o->addr, MHD_OPTION_CONNECTION_LIMIT,
+                                (unsigned int)320, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION,
+                                notify_connection, a, MHD_OPTION_NOTIFY_COMPLETED, request_completed, a,
+                                MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    if (!a->httpd)
+        /* the certificate and key were checked already (web_config_load()) */
+        return fail(CMD, "cannot listen on %s%s: %s", o->listen_arg, a->web && a->web->tls ? " with TLS" : "",
+                    strerror(errno ? errno : EADDRINUSE));
+    fprintf(stderr, "%s %s: serving %s://%s/metrics%s (sampling every %.3g s); Ctrl-C stops\n", PROG, CMD,
+            a->web && a->web->tls ? "https" : "http", o->listen_arg, a->auth ? " with basic auth" : "",
+            (double)a->interval_ns / 1e9);
+    return 0;
+}
+
+/* Whatever of the agent was set up, in reverse. */
+static void close_agent(struct agent *a)
+{
+    if (a->httpd)
+        MHD_stop_daemon(a->httpd);
+    /* the daemon closed their pipes: the renderers stop at their next piece */
+    while (__atomic_load_n(&a->streams, __ATOMIC_RELAXED))
+        usleep(1000);
+    http_guard_free(a->guard);
+    http_auth_free(a->auth);
+    web_config_free(a->web);
+    collector_free(a->collector);
+    xenstats_host_close(a->host);
+    snapshot_unref(a->current);
+    if (a->epfd >= 0)
+        close(a->epfd);
+    if (a->tfd >= 0)
+        close(a->tfd);
+    if (a->sfd >= 0)
+        close(a->sfd);
+    pthread_mutex_destroy(&a->lock);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+    struct agent a = {.interval_ns = 1000000000ULL, .epfd = -1, .tfd = -1, .sfd = -1};
+    struct collector_opts co = {.create_stats_node = true};
+    struct options o = {.listen_arg = "127.0.0.1:9740", .timeout_ns = 500000000ULL};
+    struct MHD_OptionItem tls_opts[5];
+    char priorities[128];
+    int status;
+
+    status = parse_options(argc, argv, &a, &co, &o);
+    if (status >= 0)
+        return status;
+    status = load_web_config(&a, o.web_config, tls_opts, priorities, sizeof(priorities));
+    if (status >= 0) {
+        http_auth_free(a.auth);
+        web_config_free(a.web);
+        return status;
+    }
+    pthread_mutex_init(&a.lock, NULL);
     /*
      * A rendering's and a round's large buffers (the index of a thousand
      * guests' statistics, a compressed /metrics) come and go in several
@@ -829,71 +935,9 @@ int cmd_agent(int argc, char **argv)
      * thread's peak as RSS.
      */
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-
-    a.host = tool_host_open(CMD);
-    if (!a.host)
-        goto out;
-    co.interval_ns = a.interval_ns;
-    co.sample_timeout_ms = (uint32_t)(timeout_ns / 1000000ULL);
-    a.epfd = epoll_create1(EPOLL_CLOEXEC);
-    a.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    a.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-    its.it_interval.tv_sec = (time_t)(a.interval_ns / 1000000000ULL);
-    its.it_interval.tv_nsec = (long)(a.interval_ns % 1000000000ULL);
-    its.it_value.tv_nsec = 1; /* first round at once */
-    if (a.epfd < 0 || a.tfd < 0 || a.sfd < 0 || timerfd_settime(a.tfd, 0, &its, NULL) < 0 ||
-        epoll_add(a.epfd, a.tfd, TAG_TIMER) < 0 || epoll_add(a.epfd, a.sfd, TAG_SIGNAL) < 0) {
-        fail(CMD, "cannot set up the event loop: %s", strerror(errno));
-        goto out;
-    }
-    if (open_collector(&a, &co) < 0) {
-        fail(CMD, "cannot set up the collector: %s", strerror(errno));
-        goto out;
-    }
-    /* The guard decides who gets a connection (docs/agent-api.md,
-     * "Connection limits"); the server's own cap is above the guard's, so
-     * connections the guard shut down can drain while new ones come in. */
-    a.guard = http_guard_new(NULL);
-    if (!a.guard) {
-        fail(CMD, "out of memory");
-        goto out;
-    }
-    a.httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                                   (v6 ? MHD_USE_IPv6 : 0) | (a.web && a.web->tls ? MHD_USE_TLS : 0),
-                               0, accept_policy, &a, handle_request, &a, MHD_OPTION_EXTERNAL_LOGGER, httpd_log,
-                               NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
-                               (unsigned int)320, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION,
-                               notify_connection, &a, MHD_OPTION_NOTIFY_COMPLETED, request_completed, &a,
-                               MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
-    if (!a.httpd) {
-        /* the certificate and key were checked already (web_config_load()) */
-        fail(CMD, "cannot listen on %s%s: %s", listen_arg, a.web && a.web->tls ? " with TLS" : "",
-             strerror(errno ? errno : EADDRINUSE));
-        goto out;
-    }
-    fprintf(stderr, "%s %s: serving %s://%s/metrics%s (sampling every %.3g s); Ctrl-C stops\n", PROG, CMD,
-            a.web && a.web->tls ? "https" : "http", listen_arg, a.auth ? " with basic auth" : "",
-            (double)a.interval_ns / 1e9);
-    status = run(&a, &co);
-out:
-    if (a.httpd)
-        MHD_stop_daemon(a.httpd);
-    /* the daemon closed their pipes: the renderers stop at their next piece */
-    while (__atomic_load_n(&a.streams, __ATOMIC_RELAXED))
-        usleep(1000);
-    http_guard_free(a.guard);
-    http_auth_free(a.auth);
-    web_config_free(a.web);
-    collector_free(a.collector);
-    xenstats_host_close(a.host);
-    snapshot_unref(a.current);
-    if (a.epfd >= 0)
-        close(a.epfd);
-    if (a.tfd >= 0)
-        close(a.tfd);
-    if (a.sfd >= 0)
-        close(a.sfd);
-    pthread_mutex_destroy(&a.lock);
+    status = 1;
+    if (open_sampling(&a, &co, o.timeout_ns) == 0 && start_serving(&a, &o, tls_opts) == 0)
+        status = run(&a, &co);
+    close_agent(&a);
     return status;
 }

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * xenstats top: the model shared by its parts.  A snapshot is what the
- * agent's /api/v1/snapshot says (docs/agent-api.md), or what the direct
- * mode reads in-process, reduced to what the view shows.  Every string in
- * it has been escaped (top_escape()) so it holds printable ASCII only:
- * guest-chosen names can never reach the terminal as control sequences.
+ * xenstats top's model (top_snapshot.c): a snapshot is what the agent's
+ * /api/v1/snapshot says (docs/agent-api.md), or what the direct mode reads
+ * in-process, reduced to what the view shows, with the rates of the last
+ * interval.  Every string in it has been escaped (top_escape()) so it holds
+ * printable ASCII only: guest-chosen names can never reach the terminal as
+ * control sequences.
  */
-#ifndef XENSTATS_TOP_H
-#define XENSTATS_TOP_H
+#ifndef XENSTATS_TOP_SNAPSHOT_H
+#define XENSTATS_TOP_SNAPSHOT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "export/export.h"
 
@@ -161,133 +161,5 @@ void top_snapshot_free(struct top_snapshot *snap);
 void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *prev);
 
 const struct top_domain *top_snapshot_find(const struct top_snapshot *snap, uint32_t domid);
-
-/* Sort keys of the domain list. */
-enum top_sort_key {
-    TOP_SORT_DOMID = 0,
-    TOP_SORT_NAME,
-    TOP_SORT_VCPUS,
-    TOP_SORT_RUNNING,
-    TOP_SORT_RUNNABLE,
-    TOP_SORT_BLOCKED,
-    TOP_SORT_OFFLINE,
-    TOP_SORT_CHANGES,
-    TOP_SORT_SETS,
-    TOP_SORT_WORST,
-    TOP_NR_SORT_KEYS,
-};
-
-struct top_sort_info {
-    const char *name; /* for --sort */
-    int key;          /* its key in the live view */
-    bool descending;  /* natural order: biggest first for figures */
-};
-extern const struct top_sort_info top_sort_keys[TOP_NR_SORT_KEYS];
-
-/* Parse a --sort name; -EINVAL when unknown. */
-int top_sort_parse(const char *name, enum top_sort_key *ret_key);
-
-/*
- * Order of the domains to show: fills order[0..nr_domains-1] with indexes
- * into snap->domains, sorted by `key` (its natural order, reversed when
- * `reverse`), ties broken by domid.  Invalid figures sort last.
- */
-void top_sort(const struct top_snapshot *snap, enum top_sort_key key, bool reverse, size_t *order);
-
-/* ---- data sources ------------------------------------------------------ */
-
-struct top_source;
-
-/*
- * The agent at `url` (http://host[:port][/prefix]; /api/v1/snapshot is
- * appended), or the host in-process with `direct`.  NULL and a reason.
- */
-struct top_source *top_source_open_url(const char *url, char *err, size_t errlen);
-struct top_source *top_source_open_direct(char *err, size_t errlen);
-void top_source_close(struct top_source *src);
-
-/* The source as the user named it, for titles and messages. */
-const char *top_source_name(const struct top_source *src);
-bool top_source_is_direct(const struct top_source *src);
-
-/*
- * Take one snapshot.  Returns 0, or a negative errno with a reason in err:
- * -ECONNREFUSED/-EHOSTUNREACH/-ETIMEDOUT... (agent unreachable), -EPROTO
- * (not a valid HTTP answer or an HTTP error status), -EBADMSG (bad JSON or
- * a snapshot that breaks the contract).
- */
-int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
-
-/* ---- HTTP (top_http.c) ---------------------------------------------------- */
-
-struct top_url {
-    char host[256]; /* without brackets for IPv6 */
-    char port[8];
-    char path[1024]; /* begins with '/' */
-};
-
-/*
- * Split an http:// URL (or HOST[:PORT][/PATH], taken as one); the path is
- * the URL's own with its trailing '/' removed and `suffix` appended (unless
- * it already ends with it).
- * -EINVAL with a reason.
- */
-int top_url_parse(const char *url, const char *suffix, struct top_url *ret_url, char *err, size_t errlen);
-
-/* Largest body top_http_get() accepts. */
-#define TOP_HTTP_MAX_BODY (256u << 20)
-
-/*
- * GET url with HTTP/1.1 and Connection: close, all within timeout_ms; a
- * signal that sets *cancel (may be NULL) ends it early with -EINTR.
- * Returns 0 and a NUL-terminated body the caller frees, or a negative errno
- * with a reason (see top_source_fetch()).
- */
-int top_http_get(const struct top_url *url, int timeout_ms, const volatile int *cancel, char **ret_body,
-                 size_t *ret_len, char *err, size_t errlen);
-
-/*
- * Decode an HTTP response of `len` bytes in place: check the status line,
- * undo chunked transfer encoding, honour Content-Length.  buf must have
- * room for a NUL at buf[len].  On success the body and its length describe the
- * NUL-terminated body inside buf.  Exposed for tests.
- */
-int top_http_parse_response(char *buf, size_t len, char **ret_body, size_t *ret_len, char *err, size_t errlen);
-
-/* ---- output ---------------------------------------------------------- */
-
-/*
- * Width of the NAME column: the longest name, at least 5, at most `cap`
- * (names cut to fit end in '~').
- */
-int top_name_width(const struct top_snapshot *snap, int cap);
-
-/*
- * The domain list's header and rows as text, columns separated by spaces.
- * The header marks the sort column (`sort` >= 0) with '*'; with `batch`,
- * spaces inside names are written \x20 so every column is one word.
- */
-void top_format_header(char *buf, size_t len, int name_width, int sort);
-void top_format_row(char *buf, size_t len, const struct top_domain *d, int name_width, bool batch);
-
-/* Batch mode: the header line and one line per domain, in `order`. */
-void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *order);
-
-/*
- * Batch mode as `xentop -b` prints it: its header and one line per domain
- * with its columns, widths and units, so scripts that parse xentop can
- * read this instead.
- */
-void top_print_xentop(FILE *out, const struct top_snapshot *snap, const size_t *order);
-
-struct top_ui_options {
-    uint64_t delay_ns;
-    uint64_t iterations; /* 0: until quit */
-    enum top_sort_key sort;
-    bool reverse;
-};
-
-/* The live view until q, a signal or the iterations are done; exit status. */
-int top_ui_run(struct top_source *src, struct top_snapshot *first, const struct top_ui_options *opts);
 
 #endif

@@ -15,7 +15,7 @@
 
 #include "collector.h"
 #include "util/util.h"
-#include "vcpu_fallback.h"
+#include "vcpu/vcpu_fallback.h"
 
 #define VCPU_RETRY_ROUNDS 10 /* retry a domain's region every N rounds */
 /*

@@ -13,8 +13,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "tool.h"
-#include "top.h"
+#include "cli/tool.h"
+#include "top/format.h"
+#include "top/sort.h"
+#include "top/source.h"
+#include "top/ui.h"
 #include "util/util.h"
 
 #define KEY_ESCAPE 27

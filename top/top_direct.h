@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "top.h"
+#include "top/snapshot.h"
 
 struct top_direct;
 

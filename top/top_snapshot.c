@@ -13,7 +13,8 @@
 
 #include <json-c/json.h>
 
-#include "top.h"
+#include "top/snapshot.h"
+#include "top/sort.h"
 
 static const char *const severity_names[] = {
     [TOP_SET_ACTIVE] = "active",       [TOP_SET_SAMPLING] = "sampling", [TOP_SET_WITHDRAWN] = "withdrawn",

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
-#include "top.h"
+#include "cli/tool.h"
+#include "top/http.h"
+#include "top/source.h"
 #include "top_direct.h"
 
 /* The agent answers from memory; anything slower than this is wedged. */

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "top.h"
+#include "top/format.h"
+#include "top/sort.h"
 
 /*
  * The domain list's columns: the fixed ones, with the FIGUREs of

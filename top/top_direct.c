@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
-#include "tool.h"
+#include "cli/tool.h"
+#include "collect/collector.h"
 #include "top_direct.h"
 
 struct top_direct {

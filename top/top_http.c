@@ -20,7 +20,8 @@
 
 #include <xenstats/xenstats.h>
 
-#include "top.h"
+#include "top/http.h"
+#include "top/snapshot.h"
 
 #define MAX_HEADER (64u << 10)
 

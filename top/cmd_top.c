@@ -10,8 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tool.h"
-#include "top.h"
+#include "cli/tool.h"
+#include "top/format.h"
+#include "top/snapshot.h"
+#include "top/sort.h"
+#include "top/source.h"
+#include "top/ui.h"
 #include "util/util.h"
 
 #define CMD "top"

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Where top's snapshots come from (top_source.c): the agent over HTTP, or the host in-process. */
+#ifndef XENSTATS_TOP_SOURCE_H
+#define XENSTATS_TOP_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "top/snapshot.h"
+
+struct top_source;
+
+/*
+ * The agent at `url` (http://host[:port][/prefix]; /api/v1/snapshot is
+ * appended), or the host in-process with `direct`.  NULL and a reason.
+ */
+struct top_source *top_source_open_url(const char *url, char *err, size_t errlen);
+struct top_source *top_source_open_direct(char *err, size_t errlen);
+void top_source_close(struct top_source *src);
+
+/* The source as the user named it, for titles and messages. */
+const char *top_source_name(const struct top_source *src);
+bool top_source_is_direct(const struct top_source *src);
+
+/*
+ * Take one snapshot.  Returns 0, or a negative errno with a reason in err:
+ * -ECONNREFUSED/-EHOSTUNREACH/-ETIMEDOUT... (agent unreachable), -EPROTO
+ * (not a valid HTTP answer or an HTTP error status), -EBADMSG (bad JSON or
+ * a snapshot that breaks the contract).
+ */
+int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
+
+#endif
