@@ -5,7 +5,7 @@
 # the domain's vCPUs change state.  This is `make xen-rewrite-test`.
 #   1. the tree's release build with its tools (xen/build-xen-tree.sh);
 #   2. its debug hypervisor (assertions on; XEN_DEBUG=n: release) with the test-only patch
-#      XEN_REWRITE_PATCHES (default xen/patches/<version>-rewrite:
+#      XEN_REWRITE_PATCHES (default xen/patches/<version>-writable:
 #      DO-NOT-APPLY, it shares the table writable, which on x86 under QEMU
 #      a PV dom0 cannot otherwise get);
 #   3. booted under QEMU with the tools of 1 (tests/e2e/xen-hv/run.sh,
@@ -26,7 +26,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 case ${1:-} in -h | --help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 export XEN_VERSION=${XEN_VERSION:-master}
-RW=${XEN_REWRITE_PATCHES:-xen/patches/$XEN_VERSION-rewrite}
+RW=${XEN_REWRITE_PATCHES:-xen/patches/$XEN_VERSION-writable}
 case $RW in /*) ;; *) RW=$REPO/$RW ;; esac
 [ -d "$RW" ] || { echo "rewrite-test: no test-only patch directory $RW" >&2; exit 2; }
 say() { printf '[rewrite-test] %s\n' "$*" >&2; }

@@ -110,7 +110,7 @@ fi
 first=
 for dir in "$REPO"/xen/patches/*/; do
     v=$(basename "$dir")
-    case $v in *-measure | *-writable) continue ;; esac
+    case $v in *-measure | *-writable | v3-*) continue ;; esac
     hdr=$T/$v.h
     : >"$hdr"
     for p in "$dir"*.patch; do
