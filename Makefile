@@ -2,7 +2,8 @@
 # Convenience targets; meson is the build system.
 BUILD ?= build
 
-.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod \
+	xen-tree xen-tree-e2e xen-cross-arm64 xen-rewrite-test
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -33,6 +34,32 @@ xen-hypervisor:
 # statistics regions from dom0 (tests/e2e/xen-hv/run.sh).
 xen-hypervisor-e2e: xen-hypervisor
 	tests/e2e/xen-hv/run.sh
+
+# XEN_VERSION=4.22 (default here) or master: the whole upstream tree with
+# xen/patches/$(XEN_VERSION) applied, hypervisor and dom0 tools, in a
+# Debian 13 chroot kept in XEN_CACHE (xen/build-xen-tree.sh; XEN_DEBUG=y
+# for the debug hypervisor).  `make xen-hypervisor XEN_VERSION=master` is
+# the same.  Output: build-xen-hv/out-<version>/ (xen, dist/ the tools).
+xen-tree:
+	XEN_VERSION=$${XEN_VERSION:-4.22} xen/build-xen-tree.sh
+
+# Boots that tree's hypervisor with its own tools and Debian 13's kernel.
+xen-tree-e2e: xen-tree
+	XEN_VERSION=$${XEN_VERSION:-4.22} tests/e2e/xen-hv/run.sh
+
+# The arm64 hypervisor of a port (XEN_VERSION=4.17, 4.20, 4.22 or master;
+# default master), cross-compiled with the series' Kconfig options on;
+# XEN_DEBUG=y for the debug build.  Output: build-xen-hv/out-<v>-arm64[-debug]/.
+xen-cross-arm64:
+	XEN_ARCH=arm64 XEN_VERSION=$${XEN_VERSION:-master} xen/build-xen-tree.sh
+
+# The rewrite test (docs/hypervisor.md): the debug hypervisor of the tree
+# with the DO-NOT-APPLY patch xen/patches/$(XEN_VERSION)-rewrite, which
+# shares the table writable; dom0 rewrites every byte of a domain's table
+# while its vCPUs change state.  Passes iff Xen stays up, quiet, and the
+# canaries hold.  XEN_VERSION=master (default) or 4.22.
+xen-rewrite-test:
+	scripts/rewrite-test.sh
 
 # A PV guest's lifecycle on that hypervisor (it has shadow paging, which
 # live migration needs): save/restore, migrate, reboot, vcpu-set, pause,

@@ -19,6 +19,13 @@
 #   PACKAGES=0                 skips the packaging steps (dist, .debs)
 #   ARM64=1                    adds the arm64 steps (cross-built .debs,
 #                              the e2e on Debian's arm64 Xen under QEMU)
+#   FULL=1                     adds the long hypervisor builds and boots:
+#                              every port cross-built for arm64, release
+#                              and debug, the 4.22 tree and its boot, the
+#                              debug master build and the rewrite test
+#   XEN_TREES=0                skips the upstream-tree steps (master, 4.22,
+#                              arm64); their chroot and caches are kept in
+#                              XEN_CACHE (xen/build-xen-tree.sh)
 # A failed real-Xen step prints its whole serial log and keeps it under
 # ci-artifacts/.  Every failed step's reason (its FAIL lines, its last
 # output, a failed test's name and last lines) is printed again just before
@@ -238,6 +245,49 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ]; then
         LOG=build-xen-hv/e2e-4.20-stock/serial.log XEN_VERSION=4.20 xen_step \
         "xen-stock-4.20 (Debian 13's unpatched Xen: refusal and fallback)" 900 build-xen-hv/e2e-4.20-stock/serial.log \
         tests/e2e/xen-hv/run.sh
+fi
+
+# The series on upstream's trees (xen/build-xen-tree.sh): a step runs only
+# for a port whose series is in xen/patches/.  By default master's arm64
+# hypervisor only.  FULL=1 adds the master and 4.22 trees, hypervisor and
+# tools, built in their Debian 13 chroot and booted with their own tools,
+# the rewrite test, and every port for arm64, release and debug: a cold
+# tree build (chroot, tools, hypervisor) is not yet timed on an idle
+# machine, and the whole run must stay within CI's budget (README).
+tree_series() { [ -n "$(ls "xen/patches/$1"/*.patch 2>/dev/null)" ]; }
+if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ] && [ "${XEN_TREES:-1}" != 0 ]; then
+    x86_trees=
+    [ "${FULL:-0}" = 1 ] && x86_trees="master 4.22"
+    for v in $x86_trees; do
+        if ! tree_series "$v"; then
+            echo "=== xen-tree-$v: no series in xen/patches/$v, not built"
+            continue
+        fi
+        mkdir -p build-xen-hv
+        if XEN_VERSION=$v xen_step "xen-tree-$v (upstream $v + xen/patches/$v: hypervisor and tools)" 2700 \
+            "build-xen-hv/make-tree-$v.log" \
+            sh -c "xen/build-xen-tree.sh >build-xen-hv/make-tree-$v.log 2>&1 || { tail -40 build-xen-hv/make-tree-$v.log; exit 1; }"; then
+            TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e-$v/logs/serial.log XEN_VERSION=$v xen_step \
+                "xen-tree-e2e-$v (Xen $v with its own tools under QEMU)" 900 build-xen-hv/e2e-$v/logs/serial.log \
+                tests/e2e/xen-hv/run.sh
+        fi
+    done
+    if [ "${FULL:-0}" = 1 ] && tree_series master && [ -d xen/patches/master-writable ]; then
+        TIMEOUT=${TIMEOUT:-900} xen_step "xen-rewrite-test (a writable mapping rewritten, debug master)" 3000 \
+            build-xen-hv/out-master-debug-master-writable/e2e/logs/serial.log scripts/rewrite-test.sh
+    fi
+    arm_ports=master
+    arm_debug=n
+    [ "${FULL:-0}" = 1 ] && arm_ports="4.17 4.20 4.22 master" arm_debug="n y"
+    for v in $arm_ports; do
+        tree_series "$v" || { echo "=== xen-cross-arm64-$v: no series in xen/patches/$v, not built"; continue; }
+        for dbg in $arm_debug; do
+            d=; [ "$dbg" = y ] && d=-debug
+            XEN_ARCH=arm64 XEN_VERSION=$v XEN_DEBUG=$dbg xen_step "xen-cross-arm64-$v$d (arm64 hypervisor, -Werror)" 1500 \
+                "build-xen-hv/make-arm64-$v$d.log" \
+                sh -c "xen/build-xen-tree.sh >build-xen-hv/make-arm64-$v$d.log 2>&1 || { tail -40 build-xen-hv/make-arm64-$v$d.log; exit 1; }"
+        done
+    done
 fi
 
 if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then

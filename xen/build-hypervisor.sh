@@ -19,14 +19,16 @@
 #      the previously applied one is reversed first, so only the files it
 #      touches are rebuilt.
 #   3. Debian's configuration with CONFIG_SHADOW_PAGING=y (live migration
-#      of PV guests) and `make olddefconfig`, and only the
+#      of PV guests), CONFIG_VCPU_STATS=y (the series' statistics tables,
+#      off by default) and `make olddefconfig`, and only the
 #      hypervisor (make -C xen), through ccache when it is installed.  Xen
 #      builds with -Werror; the log is also checked for warnings.
 #   4. xen (multiboot ELF, for QEMU -kernel), xen.gz and xen-syms are copied
 #      to $XEN_HV_DIR/out[-4.20][-debug]/.
 #
 # Environment:
-#   XEN_VERSION     4.17 (default) or 4.20
+#   XEN_VERSION     4.17 (default) or 4.20; 4.22 and master are the whole
+#                   tree, hypervisor and tools: xen/build-xen-tree.sh
 #   XEN_SRC_DIR     the source archives (default: ../shared/xen-src beside
 #                   the repository)
 #   XEN_HV_DIR      work directory (default: <repo>/build-xen-hv, git-ignored)
@@ -44,7 +46,9 @@ XEN_VERSION=${XEN_VERSION:-4.17}
 case $XEN_VERSION in
 4.17) UPSTREAM=4.17.7 VSUFFIX= ;;
 4.20) UPSTREAM=4.20.4 VSUFFIX=-4.20 ;;
-*) echo "[xen-hypervisor] ERROR: XEN_VERSION must be 4.17 or 4.20" >&2; exit 1 ;;
+# the whole tree, hypervisor and tools, in a Debian 13 chroot
+4.22 | master) exec "$REPO/xen/build-xen-tree.sh" ;;
+*) echo "[xen-hypervisor] ERROR: XEN_VERSION must be 4.17, 4.20, 4.22 or master" >&2; exit 1 ;;
 esac
 SERIES_DIR=$REPO/xen/patches/$XEN_VERSION
 XEN_SRC_DIR=${XEN_SRC_DIR:-$REPO/../shared/xen-src}
@@ -54,6 +58,8 @@ APT=(apt-get -o DPkg::Lock::Timeout=900 -y)
 
 log() { printf '[xen-hypervisor] %s\n' "$*" >&2; }
 die() { printf '[xen-hypervisor] ERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=xen/lib-tree.sh
+. "$REPO/xen/lib-tree.sh"
 
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -78,17 +84,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 fi
 
 SRC=$HV/src/xen-$UPSTREAM
-if [ ! -f "$SRC/xen/Makefile" ]; then
-    archive=xen-hypervisor-$UPSTREAM.tar.xz
-    [ -f "$XEN_SRC_DIR/$archive" ] || die "no $archive in $XEN_SRC_DIR (set XEN_SRC_DIR)"
-    (cd "$XEN_SRC_DIR" && grep " $archive\$" SHA256SUMS | sha256sum -c --quiet -) ||
-        die "$archive does not match $XEN_SRC_DIR/SHA256SUMS"
-    rm -rf "$SRC.tmp"
-    mkdir -p "$SRC.tmp"
-    tar -xJf "$XEN_SRC_DIR/$archive" -C "$SRC.tmp" --strip-components=1
-    mv "$SRC.tmp" "$SRC"
-    log "unpacked $archive (checksum verified)"
-fi
+tree_unpack "$XEN_SRC_DIR/xen-hypervisor-$UPSTREAM.tar.xz" "$SRC"
 
 # Debian's shipped configuration, from its hypervisor .deb
 CONFIG=$HV/debian-$XEN_VERSION.config
@@ -120,68 +116,12 @@ series=("$SERIES_DIR"/*.patch)
 [ -e "${series[0]}" ] || die "no patches in $SERIES_DIR"
 suffix=
 [ "$XEN_DEBUG" = y ] && suffix=-debug
-for extra in ${XEN_HV_EXTRA_PATCHES:-}; do
-    case $extra in /*) ;; *) extra=$REPO/$extra ;; esac
-    [ -d "$extra" ] || die "no patch directory $extra"
-    series+=("$extra"/*.patch)
-    suffix=$suffix-$(basename "$extra")
-done
+tree_add_extras
 TREE=$HV/tree$VSUFFIX$suffix
 OUT=$HV/out$VSUFFIX$suffix
-APPLIED=$TREE/.xenstats-applied   # copies of the patches applied, in order
-
-# a tree of another source (4.17.5 before the series moved to 4.17.7) is
-# made again
-if [ -d "$TREE" ] && [ "$(cat "$TREE/.xenstats-source" 2>/dev/null)" != "$UPSTREAM" ]; then
-    log "$TREE is not of $UPSTREAM: making it again"
-    rm -rf "$TREE"
-fi
-if [ ! -d "$TREE" ]; then
-    log "copying $(basename "$SRC") to $TREE"
-    rm -rf "$TREE.tmp"
-    cp -a "$SRC" "$TREE.tmp"
-    echo "$UPSTREAM" >"$TREE.tmp/.xenstats-source"
-    mv "$TREE.tmp" "$TREE"
-fi
+tree_copy "$SRC" "$TREE" "$UPSTREAM"
+tree_apply "$TREE" "${series[@]}"
 cd "$TREE"
-# The tree may sit inside another git work tree (this repository's): git
-# apply would then take paths relative to that repository's top and silently
-# skip them.  Make it treat the tree as a plain directory.
-export GIT_CEILING_DIRECTORIES=$(dirname "$TREE")
-
-same=1
-if [ -d "$APPLIED" ]; then
-    mapfile -t old < <(ls "$APPLIED" | sort)
-    if [ ${#old[@]} -ne ${#series[@]} ]; then
-        same=0
-    else
-        for i in "${!series[@]}"; do
-            cmp -s "${series[$i]}" "$APPLIED/${old[$i]}" || { same=0; break; }
-        done
-    fi
-    if [ $same = 0 ]; then
-        log "series changed: reversing the one applied before"
-        for ((i = ${#old[@]} - 1; i >= 0; i--)); do
-            git apply -R "$APPLIED/${old[$i]}" ||
-                die "cannot reverse ${old[$i]}; remove $TREE and rerun"
-        done
-        rm -rf "$APPLIED"
-    fi
-else
-    same=0
-fi
-if [ $same = 0 ]; then
-    mkdir -p "$APPLIED.new"
-    n=0
-    for p in "${series[@]}"; do
-        n=$((n + 1))
-        log "applying $(basename "$p")"
-        git apply --check "$p" 2>&1 || die "$(basename "$p") does not apply to $(basename "$SRC")"
-        git apply "$p"
-        cp "$p" "$APPLIED.new/$(printf '%03d' $n)-$(basename "$p")"
-    done
-    mv "$APPLIED.new" "$APPLIED"
-fi
 grep -q XENMEM_resource_stats_table xen/include/public/memory.h ||
     die "the series is recorded as applied but xen/include/public/memory.h lacks it"
 
@@ -207,16 +147,20 @@ export WGET=/bin/false GIT=/bin/false
 # code, and Debian builds without it (XEN_DOMCTL_SHADOW_OP_ENABLE_LOGDIRTY
 # then fails with EOPNOTSUPP).  A tree configured before this is configured
 # again.
-if [ ! -f xen/.config ] || ! grep -q '^CONFIG_SHADOW_PAGING=y' xen/.config; then
+if [ ! -f xen/.config ] || ! grep -q '^CONFIG_SHADOW_PAGING=y' xen/.config ||
+   ! grep -q '^CONFIG_VCPU_STATS=y' xen/.config; then
     cp "$CONFIG" xen/.config
-    sed -i '/CONFIG_SHADOW_PAGING/d' xen/.config
+    sed -i '/CONFIG_SHADOW_PAGING/d; /CONFIG_VCPU_STATS/d' xen/.config
     echo CONFIG_SHADOW_PAGING=y >>xen/.config
+    # The series' feature is a Kconfig option, off by default.
+    echo CONFIG_VCPU_STATS=y >>xen/.config
     if [ "$XEN_DEBUG" = y ]; then
         sed -i '/^CONFIG_DEBUG=/d; /^# CONFIG_DEBUG is not set/d' xen/.config
         echo CONFIG_DEBUG=y >>xen/.config
     fi
     make -C xen olddefconfig "${MAKE_ARGS[@]}" >/dev/null
     grep -q '^CONFIG_SHADOW_PAGING=y' xen/.config || die "olddefconfig dropped CONFIG_SHADOW_PAGING"
+    grep -q '^CONFIG_VCPU_STATS=y' xen/.config || die "olddefconfig dropped CONFIG_VCPU_STATS"
 fi
 
 mkdir -p "$OUT"
@@ -233,6 +177,6 @@ fi
 
 # --- 4. outputs ------------------------------------------------------------
 cp xen/xen xen/xen.gz xen/xen-syms "$OUT/"
-grep -E 'CONFIG_(DEBUG|SHADOW_PAGING)[= ]' xen/.config >"$OUT/config"
+grep -E 'CONFIG_(DEBUG|SHADOW_PAGING|VCPU_STATS)[= ]' xen/.config >"$OUT/config"
 log "built in ${secs}s, no warnings: $OUT/xen (${#series[@]} patches)"
 echo "$OUT/xen"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reader of the vCPU statistics resource (docs/vcpu-stats.md).
+ * Reader of the vCPU statistics resource (docs/vcpu-stats.md): layout
+ * versions 1 and 2.
  *
  * A map is a validated, read-only view of one domain's region.  Snapshots are
  * lock-free: a record is copied under its sequence number and the copy is
@@ -29,12 +30,28 @@ enum xenstats_counter_status {
     XENSTATS_COUNTER_UNKNOWN = 2,  /* producer's records are too short for it */
 };
 
-/* Validated header of a region. */
+/* Domain counters this build knows (XEN_VCPU_STATS_DOMAIN_*). */
+#define XENSTATS_VCPU_DOMAIN_NR_COUNTERS XEN_VCPU_STATS_DOMAIN_NR_COUNTERS
+
+/*
+ * Validated header of a region.  A version 1 region (the first 16 bytes
+ * only) leaves every field after nr_vcpus 0.
+ */
 struct xenstats_vcpu_layout {
     uint32_t offset;
     uint32_t size;
     uint32_t stride;
-    uint32_t nr_vcpus; /* records that fit in the mapping */
+    uint32_t nr_vcpus;      /* v1: records that fit in the mapping; v2: the header's */
+    uint32_t version;       /* 1, or the header's (2 or later); 0: a hypercall map */
+    uint32_t header_size;   /* v2 */
+    uint32_t arch;          /* XEN_VCPU_STATS_ARCH_* */
+    uint32_t domain_offset; /* the domain section, 0 if none */
+    uint32_t domain_size;
+    uint32_t domain_arch_offset, domain_arch_size; /* from domain_offset */
+    uint32_t vcpu_arch_offset, vcpu_arch_size;     /* from a record's start */
+    uint32_t tick_source;   /* XEN_VCPU_STATS_TICK_* (NONE if tick_hz is 0) */
+    uint32_t tick_domid;
+    uint64_t tick_hz;
 };
 
 /*
@@ -64,16 +81,47 @@ static inline uint64_t xenstats_vcpu_sample_value(const struct xenstats_vcpu_sam
     return xenstats_vcpu_sample_status(sample, idx) == XENSTATS_COUNTER_VALID ? sample->raw[idx] : 0;
 }
 
+/*
+ * One consistent copy of the domain section (version 2), read like
+ * xenstats_vcpu_sample.  The counters are gauges kept current by the
+ * producer; no staleness rule applies.
+ */
+struct xenstats_vcpu_domain_sample {
+    uint64_t raw[XENSTATS_VCPU_DOMAIN_NR_COUNTERS];
+    uint32_t seq;
+    uint32_t retries;
+    uint32_t nr_present;
+};
+
+static inline enum xenstats_counter_status
+xenstats_vcpu_domain_status(const struct xenstats_vcpu_domain_sample *sample, unsigned int idx)
+{
+    if (idx >= XENSTATS_VCPU_DOMAIN_NR_COUNTERS || idx >= sample->nr_present)
+        return XENSTATS_COUNTER_UNKNOWN;
+    return sample->raw[idx] & XEN_VCPU_STATS_INACTIVE_BIT ? XENSTATS_COUNTER_INACTIVE : XENSTATS_COUNTER_VALID;
+}
+
+/* The domain counter's value when it is VALID, else 0. */
+static inline uint64_t xenstats_vcpu_domain_value(const struct xenstats_vcpu_domain_sample *sample,
+                                                  unsigned int idx)
+{
+    return xenstats_vcpu_domain_status(sample, idx) == XENSTATS_COUNTER_VALID ? sample->raw[idx] : 0;
+}
+
 /* Bounds on a snapshot's retries when none is set (see set_max_retries). */
 #define XENSTATS_VCPU_DEFAULT_MAX_RETRIES 1000
 
 /*
- * Check a region of `len` bytes at `mem` before trusting it: magic, offset at
- * least the header size, size at least 8, stride at least size, offset and
- * stride multiples of XEN_VCPU_STATS_ALIGN, no overflow, and at least one
- * whole record inside the mapping.  Records that do not fit whole are not
- * counted in nr_vcpus.
- * Returns 0, -EBADMSG (bad magic), -EINVAL (inconsistent header) or
+ * Check a region of `len` bytes at `mem` (8-byte aligned) before trusting
+ * it: magic, offset at least 16, size at least 8, stride at least size, all
+ * three multiples of 8, no overflow, and at least one whole record inside
+ * the mapping.  Version 1 (docs/vcpu-stats.md tells it from 2): records
+ * that do not fit whole are not counted in nr_vcpus.  Version 2: also
+ * offset and stride multiples of XEN_VCPU_STATS_ALIGN, the header's size, the domain section and the arch blocks
+ * inside their bounds, the reserved header bytes zero, nr_vcpus at least 1
+ * and all its records inside the mapping, and the magic of the domain
+ * section and of every record.
+ * Returns 0, -EBADMSG (a magic wrong), -EINVAL (inconsistent header) or
  * -ERANGE (records outside the mapping).
  */
 int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu_layout *ret_layout);
@@ -123,6 +171,13 @@ int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstat
                                    uint32_t count);
 
 /*
+ * Copy the domain section (version 2) consistently.  Returns 0, -ENODATA
+ * (the map has no domain section: a version 1 region, or a hypercall map)
+ * or -EBUSY.
+ */
+int xenstats_vcpu_map_snapshot_domain(struct xenstats_vcpu_map *map, struct xenstats_vcpu_domain_sample *ret_sample);
+
+/*
  * Copy the region into `buf` (at least xenstats_vcpu_map_dump_size() bytes)
  * with every record taken consistently, for writing a dump file.
  */
@@ -142,11 +197,14 @@ int xenstats_vcpu_sample_project(const struct xenstats_vcpu_sample *sample, uint
 
 /*
  * Current time of the producer's clock in ns, for the staleness rule.
- * -EOPNOTSUPP when the map has no live producer (a dump file).  Where the
- * producer's clock cannot be read (Xen's NOW() from dom0), it is the
- * backend's clock plus an offset learned from the UPDATE_TIMEs the host's
- * maps have read: never ahead of the producer, never behind a time already
- * read (docs/xen-host.md); take it after the snapshot it projects.
+ * -EOPNOTSUPP when the map has no live producer (a dump file).  Xen's NOW()
+ * cannot be read from dom0: with a version 2 time base this process can use
+ * (its counter, stamped for domain 0, where xenstats runs), it is the
+ * UPDATE_TIME of the latest record read brought forward by the counter's
+ * ticks since its UPDATE_TICKS; otherwise the backend's clock plus an
+ * offset learned from the UPDATE_TIMEs the host's maps have read: never
+ * ahead of the producer, never behind a time already read
+ * (docs/xen-host.md).  Take it after the snapshot it projects.
  */
 int xenstats_vcpu_map_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now);
 
@@ -173,6 +231,8 @@ enum xenstats_vcpu_source xenstats_vcpu_map_source(const struct xenstats_vcpu_ma
 
 /* Name of counter idx ("running_time", ...), NULL if unknown. */
 const char *xenstats_vcpu_counter_name(unsigned int idx);
+/* Name of domain counter idx ("tot_pages", ...), NULL if unknown. */
+const char *xenstats_vcpu_domain_counter_name(unsigned int idx);
 /* Name of a runstate ("running", ...), NULL if out of range. */
 const char *xenstats_vcpu_runstate_name(uint64_t state);
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <xenstats/abi/vcpu_stats.h>
+#include <xenstats/abi/vcpu_stats_writer.h>
 #include <xenstats/xenstats.h>
 
 enum emu_workload {
@@ -56,7 +56,9 @@ struct emu_domain;
 
 struct emu_vcpu {
     struct emu_domain *domain;
-    struct xen_vcpu_stats *record;
+    struct xen_vcpu_stats_block stats; /* its record's writer, if the domain has a region */
+    bool has_stats;
+    uint64_t times[4];    /* ns per runstate, as the record has them */
     uint32_t id;
     uint8_t state;        /* XEN_VCPU_STATS_RUNSTATE_* */
     bool offline;         /* pinned offline by the spec */
@@ -111,6 +113,10 @@ struct emu_domain {
     struct emu_vcpu *vcpus;
     void *region; /* shared mapping of the region file, or NULL */
     size_t region_len;
+    struct xen_vcpu_stats_writer stats;         /* the region's layout, ours */
+    struct xen_vcpu_stats_block domain_stats;   /* its domain section */
+    uint64_t stats_pages[XEN_VCPU_STATS_DOMAIN_NR_COUNTERS]; /* as last written */
+    uint64_t tick_hz;                           /* the region's time base */
     uint8_t uuid[16];          /* xen_domain_handle_t; zero for Domain-0 */
     unsigned int pause_count;  /* the toolstack's pauses (xl pause nests) */
     struct emu_image *paused;  /* while paused: its processes, stopped */
@@ -195,6 +201,7 @@ struct emu_host {
     uint64_t tick_ns;
     uint32_t next_domid;
     uint32_t cache_line;
+    uint64_t tick_hz; /* rate of ticks_read(), 0: no time base */
     uint64_t total_memory_kib;
     uint64_t free_memory_kib;   /* total minus every domain's memory */
     uint32_t nr_running;        /* vCPUs given a pCPU at the last tick */

@@ -9,12 +9,14 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xenstats/abi/vcpu_stats_writer.h>
 
 #include "emu_private.h"
 #include "emu/proto/run_dir.h"
+#include "util/ticks.h"
 #include "util/util.h"
 
 #define MS 1000000ULL
@@ -366,6 +368,44 @@ static uint32_t cache_line_size(void)
     return (uint32_t)XEN_VCPU_STATS_ROUNDUP((uint32_t)l, XEN_VCPU_STATS_ALIGN);
 }
 
+/*
+ * The rate of the time base's counter: the architecture's where it states
+ * one (arm64), else measured against CLOCK_MONOTONIC over 20 ms (x86: Xen
+ * publishes its calibrated TSC rate the same way).  A few parts in 10^5,
+ * on intervals between a record's update and a read.
+ */
+static uint64_t tick_rate(void)
+{
+    uint64_t t0, k0, t1, k1;
+
+    if (TICKS_SOURCE == XEN_VCPU_STATS_TICK_NONE)
+        return 0;
+    if (ticks_arch_hz())
+        return ticks_arch_hz();
+    t0 = monotonic_ns();
+    k0 = ticks_read();
+    nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    t1 = monotonic_ns();
+    k1 = ticks_read();
+    if (t1 <= t0 || k1 <= k0)
+        return 0;
+    return (uint64_t)((unsigned __int128)(k1 - k0) * 1000000000u / (t1 - t0));
+}
+
+/*
+ * The counter at `now` (CLOCK_MONOTONIC), for stamping a record at the
+ * same instant as its update_time: a fresh pair of readings, so only the
+ * short way back from it to now is scaled.
+ */
+static uint64_t ticks_at(uint64_t hz, uint64_t now)
+{
+    uint64_t k = ticks_read(), t = monotonic_ns();
+
+    if (t >= now)
+        return k - (uint64_t)((unsigned __int128)(t - now) * hz / 1000000000u);
+    return k + (uint64_t)((unsigned __int128)(now - t) * hz / 1000000000u);
+}
+
 /* What the emulated pCPUs claim to run at (xl info's cpu_mhz). */
 #define EMU_CPU_KHZ 2400000u
 
@@ -421,6 +461,7 @@ int emu_host_init(struct emu_host *host, const char *dir, uint32_t nr_pcpus, uin
     host->nr_pcpus = nr_pcpus;
     host->tick_ns = tick_ns;
     host->cache_line = cache_line_size();
+    host->tick_hz = tick_rate();
     host->last_tick = monotonic_ns();
     host->total_memory_kib = total_memory_kib;
     host->free_memory_kib = total_memory_kib;
@@ -540,7 +581,29 @@ uint64_t emu_domain_cpu_time(const struct emu_domain *d, uint64_t now)
     return t;
 }
 
-static void publish_domain(struct emu_host *host, const struct emu_domain *d, uint64_t now)
+/* The region's domain section, when a figure in it changed (Xen: under
+ * the domain's page_alloc_lock, where they change). */
+static void write_domain_stats(struct emu_domain *d)
+{
+    uint64_t pages[XEN_VCPU_STATS_DOMAIN_NR_COUNTERS];
+    unsigned int i;
+
+    if (!d->region)
+        return;
+    pages[XEN_VCPU_STATS_DOMAIN_TOT_PAGES] = d->memory_kib / 4;
+    /* Xen's "no limit" for dom0 is max_pages = ~0U */
+    pages[XEN_VCPU_STATS_DOMAIN_MAX_PAGES] = d->max_kib == XENSTATS_KIB_UNLIMITED ? UINT32_MAX : d->max_kib / 4;
+    pages[XEN_VCPU_STATS_DOMAIN_OUTSTANDING_PAGES] = d->spec.outstanding_kib / 4;
+    if (!memcmp(pages, d->stats_pages, sizeof(pages)) && d->domain_stats.seq)
+        return;
+    xen_vcpu_stats_begin(&d->domain_stats);
+    for (i = 0; i < XEN_VCPU_STATS_DOMAIN_NR_COUNTERS; i++)
+        xen_vcpu_stats_set(&d->domain_stats, i, pages[i]);
+    xen_vcpu_stats_end(&d->domain_stats);
+    memcpy(d->stats_pages, pages, sizeof(pages));
+}
+
+static void publish_domain(struct emu_host *host, struct emu_domain *d, uint64_t now)
 {
     struct emu_table_domain *slot;
 
@@ -558,6 +621,7 @@ static void publish_domain(struct emu_host *host, const struct emu_domain *d, ui
     EMU_TABLE_STORE(slot->shared_kib, d->spec.shared_kib);
     EMU_TABLE_STORE(slot->outstanding_kib, d->spec.outstanding_kib);
     emu_table_write_end(&slot->seq);
+    write_domain_stats(d);
 }
 
 static void unpublish_domain(struct emu_host *host, uint32_t domid)
@@ -649,25 +713,34 @@ static uint64_t sleep_length(const struct emu_domain *d, struct emu_vcpu *v, uin
 }
 
 /* The one place records are written: a runstate change, as in Xen. */
+static void write_record(const struct emu_domain *d, struct emu_vcpu *v)
+{
+    unsigned int i;
+
+    xen_vcpu_stats_begin(&v->stats);
+    for (i = 0; i < 4; i++)
+        xen_vcpu_stats_set(&v->stats, XEN_VCPU_STATS_RUNNING_TIME + i, v->times[i]);
+    xen_vcpu_stats_set(&v->stats, XEN_VCPU_STATS_STATE_CHANGES, v->changes);
+    xen_vcpu_stats_set(&v->stats, XEN_VCPU_STATS_STATE, v->state);
+    xen_vcpu_stats_set(&v->stats, XEN_VCPU_STATS_UPDATE_TIME, v->update_time);
+    if (d->tick_hz)
+        xen_vcpu_stats_set(&v->stats, XEN_VCPU_STATS_UPDATE_TICKS, ticks_at(d->tick_hz, v->update_time));
+    xen_vcpu_stats_end(&v->stats);
+}
+
 static void vcpu_change_state(struct emu_domain *d, struct emu_vcpu *v, uint8_t state, uint64_t now)
 {
-    struct xen_vcpu_stats *r = v->record;
-
     if (state == v->state)
         return;
     if (v->state == XEN_VCPU_STATS_RUNSTATE_RUNNING)
         d->cpu_time_done += now - v->update_time;
+    /* both below 2^63 (292 years): no wrap; the writer saturates */
+    v->times[v->state] += now - v->update_time;
     v->changes++;
-    if (r) {
-        xen_vcpu_stats_begin(r);
-        xen_vcpu_stats_add(r, v->state, now - v->update_time);
-        xen_vcpu_stats_set(r, XEN_VCPU_STATS_STATE_CHANGES, v->changes);
-        xen_vcpu_stats_set(r, XEN_VCPU_STATS_STATE, state);
-        xen_vcpu_stats_set(r, XEN_VCPU_STATS_UPDATE_TIME, now);
-        xen_vcpu_stats_end(r);
-    }
     v->state = state;
     v->update_time = now;
+    if (v->has_stats)
+        write_record(d, v);
 }
 
 /* A random (version 4) UUID, as libxl makes one for each new domain. */
@@ -736,18 +809,21 @@ static int create_region(struct emu_host *host, struct emu_domain *d, const char
     close(fd);
     if (r < 0)
         return r;
-    xen_vcpu_stats_init(mem, len, d->spec.nr_vcpus, host->cache_line);
+    /* the reader is dom0's user space: stamps in its counter */
+    xen_vcpu_stats_init(&d->stats, mem, len, d->spec.nr_vcpus, host->cache_line,
+                        &(struct xen_vcpu_stats_time_base){
+                            .arch = TICKS_ARCH,
+                            .tick_source = host->tick_hz ? TICKS_SOURCE : XEN_VCPU_STATS_TICK_NONE,
+                            .tick_domid = 0,
+                            .tick_hz = host->tick_hz,
+                        });
+    xen_vcpu_stats_domain_block(&d->stats, &d->domain_stats);
+    d->tick_hz = host->tick_hz;
+    /* Records start at the vCPU's creation, as Xen's at vcpu_create(). */
     for (i = 0; i < d->spec.nr_vcpus; i++) {
-        struct xen_vcpu_stats *rec = xen_vcpu_stats_record(mem, i);
-        unsigned int c;
-
-        xen_vcpu_stats_begin(rec);
-        for (c = XEN_VCPU_STATS_RUNNING_TIME; c <= XEN_VCPU_STATS_STATE_CHANGES; c++)
-            xen_vcpu_stats_set(rec, c, 0);
-        xen_vcpu_stats_set(rec, XEN_VCPU_STATS_STATE, d->vcpus[i].state);
-        xen_vcpu_stats_set(rec, XEN_VCPU_STATS_UPDATE_TIME, d->created);
-        xen_vcpu_stats_end(rec);
-        d->vcpus[i].record = rec;
+        xen_vcpu_stats_vcpu_block(&d->stats, i, &d->vcpus[i].stats);
+        d->vcpus[i].has_stats = true;
+        write_record(d, &d->vcpus[i]);
     }
     d->region = mem;
     d->region_len = len;

@@ -50,6 +50,13 @@ int xenstats_vcpu_map_snapshot_all(struct xenstats_vcpu_map *map, struct xenstat
     return set_errno(map->ops->snapshot(map, 0, count, ret_samples));
 }
 
+int xenstats_vcpu_map_snapshot_domain(struct xenstats_vcpu_map *map, struct xenstats_vcpu_domain_sample *ret_sample)
+{
+    if (!map->ops->snapshot_domain)
+        return set_errno(-ENODATA);
+    return set_errno(map->ops->snapshot_domain(map, ret_sample));
+}
+
 size_t xenstats_vcpu_map_dump_size(const struct xenstats_vcpu_map *map)
 {
     return (size_t)map->layout.offset + (size_t)map->layout.nr_vcpus * map->layout.stride;
@@ -94,12 +101,23 @@ static const char *const counter_names[XENSTATS_VCPU_NR_COUNTERS] = {
     [XEN_VCPU_STATS_RUNNING_TIME] = "running_time",   [XEN_VCPU_STATS_RUNNABLE_TIME] = "runnable_time",
     [XEN_VCPU_STATS_BLOCKED_TIME] = "blocked_time",   [XEN_VCPU_STATS_OFFLINE_TIME] = "offline_time",
     [XEN_VCPU_STATS_STATE_CHANGES] = "state_changes", [XEN_VCPU_STATS_STATE] = "state",
-    [XEN_VCPU_STATS_UPDATE_TIME] = "update_time",
+    [XEN_VCPU_STATS_UPDATE_TIME] = "update_time",     [XEN_VCPU_STATS_UPDATE_TICKS] = "update_ticks",
 };
 
 const char *xenstats_vcpu_counter_name(unsigned int idx)
 {
     return idx < XENSTATS_VCPU_NR_COUNTERS ? counter_names[idx] : NULL;
+}
+
+const char *xenstats_vcpu_domain_counter_name(unsigned int idx)
+{
+    static const char *const names[XENSTATS_VCPU_DOMAIN_NR_COUNTERS] = {
+        [XEN_VCPU_STATS_DOMAIN_TOT_PAGES] = "tot_pages",
+        [XEN_VCPU_STATS_DOMAIN_MAX_PAGES] = "max_pages",
+        [XEN_VCPU_STATS_DOMAIN_OUTSTANDING_PAGES] = "outstanding_pages",
+    };
+
+    return idx < XENSTATS_VCPU_DOMAIN_NR_COUNTERS ? names[idx] : NULL;
 }
 
 const char *xenstats_vcpu_runstate_name(uint64_t state)

@@ -7,6 +7,8 @@
  * mapping before any record is read.  Snapshots and dumps copy records
  * through one implementation of the sequence protocol, read_batch().
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -15,10 +17,17 @@
 #include <xenstats/vcpu.h>
 
 #include "platform/platform.h"
+#include "util/ticks.h"
 #include "util/util.h"
 #include "vcpu/reader.h"
 
-#define HEADER_SIZE ((uint32_t)sizeof(struct xen_vcpu_stats_header))
+#define HEADER_SIZE_V1 XEN_VCPU_STATS_HEADER_SIZE_V1
+
+/* A record's UPDATE_TIME and UPDATE_TICKS (inactive: none). */
+struct stamp {
+    int64_t time;
+    uint64_t ticks;
+};
 
 struct region_map {
     struct xenstats_vcpu_map map; /* first: the public handle */
@@ -27,7 +36,8 @@ struct region_map {
     struct xenstats_host *host; /* live producer, NULL for files/memory */
     struct platform_resource resource;
     void *owned;         /* file contents */
-    uint64_t max_update; /* latest UPDATE_TIME read from the region */
+    bool live;           /* a producer writes it now (not a dump file) */
+    struct stamp latest; /* the latest record read */
 };
 
 static struct region_map *region_of(struct xenstats_vcpu_map *map)
@@ -49,39 +59,114 @@ static inline void cpu_relax(void)
 #endif
 }
 
-int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu_layout *ret_layout)
+/*
+ * Version 2's header (vcpu_stats.h): everything between the header and the
+ * records inside its bounds, the reserved bytes zero, every record inside
+ * the mapping and every magic in place.  64-bit sums of 32-bit fields
+ * cannot overflow.
+ */
+static int parse_v2(const unsigned char *mem, size_t len, struct xenstats_vcpu_layout *l)
 {
-    const struct xen_vcpu_stats_header *h = mem;
-    uint32_t magic, offset, size, stride;
-    uint64_t room, nr;
+    const struct xen_vcpu_stats_header *h = (const void *)mem;
+    uint32_t i;
 
-    if (!mem || len < HEADER_SIZE || ((uintptr_t)mem & 7))
-        return set_errno(-ERANGE);
-    magic = load32(&h->magic);
-    offset = load32(&h->offset);
-    size = load32(&h->size);
-    stride = load32(&h->stride);
+    /* the header, which needs all of version 2's fields, ends before offset */
+    if (l->offset < XEN_VCPU_STATS_HEADER_SIZE)
+        return -EINVAL;
+    l->header_size = load32(&h->header_size);
+    l->nr_vcpus = load32(&h->nr_vcpus);
+    l->arch = load32(&h->arch);
+    l->domain_offset = load32(&h->domain_offset);
+    l->domain_size = load32(&h->domain_size);
+    l->domain_arch_offset = load32(&h->domain_arch_offset);
+    l->domain_arch_size = load32(&h->domain_arch_size);
+    l->vcpu_arch_offset = load32(&h->vcpu_arch_offset);
+    l->vcpu_arch_size = load32(&h->vcpu_arch_size);
+    l->tick_source = load32(&h->tick_source);
+    l->tick_domid = load32(&h->tick_domid);
+    l->tick_hz = __atomic_load_n(&h->tick_hz, __ATOMIC_RELAXED);
 
-    if (magic != XEN_VCPU_STATS_MAGIC)
-        return set_errno(-EBADMSG);
-    if (offset < HEADER_SIZE || size < 8 || size % 8 || stride < size || offset % XEN_VCPU_STATS_ALIGN ||
-        stride % XEN_VCPU_STATS_ALIGN)
-        return set_errno(-EINVAL);
-    /* 64-bit arithmetic on 32-bit fields cannot overflow. */
-    if ((uint64_t)offset + size > len)
-        return set_errno(-ERANGE);
-    room = (uint64_t)len - offset - size;
-    nr = room / stride + 1;
-    if (nr > UINT32_MAX)
-        nr = UINT32_MAX;
-
-    ret_layout->offset = offset;
-    ret_layout->size = size;
-    ret_layout->stride = stride;
-    ret_layout->nr_vcpus = (uint32_t)nr;
+    if (l->offset % XEN_VCPU_STATS_ALIGN || l->stride % XEN_VCPU_STATS_ALIGN ||
+        l->header_size < XEN_VCPU_STATS_HEADER_SIZE || l->header_size % 8 || l->header_size > l->domain_offset ||
+        l->domain_offset % 8 || l->domain_size < 8 || l->domain_size % 8 ||
+        l->domain_arch_offset < l->domain_size || l->domain_arch_offset % 8 || l->domain_arch_size % 8 ||
+        (uint64_t)l->domain_offset + l->domain_arch_offset + l->domain_arch_size > l->offset ||
+        l->vcpu_arch_offset < l->size || l->vcpu_arch_offset % 8 || l->vcpu_arch_size % 8 ||
+        (uint64_t)l->vcpu_arch_offset + l->vcpu_arch_size > l->stride || l->nr_vcpus == 0)
+        return -EINVAL;
+    for (i = l->header_size; i < l->domain_offset; i += 8)
+        if (__atomic_load_n((const uint64_t *)(mem + i), __ATOMIC_RELAXED))
+            return -EINVAL;
+    if ((uint64_t)l->offset + (uint64_t)(l->nr_vcpus - 1) * l->stride + l->size > len)
+        return -ERANGE;
+    if (load32(mem + l->domain_offset + 4) != XEN_VCPU_STATS_DOMAIN_MAGIC)
+        return -EBADMSG;
+    for (i = 0; i < l->nr_vcpus; i++)
+        if (load32(mem + l->offset + (size_t)i * l->stride + 4) != XEN_VCPU_STATS_VCPU_MAGIC)
+            return -EBADMSG;
+    /* An unknown counter, or none: no time base, as TICK_NONE. */
+    if (l->tick_source != XEN_VCPU_STATS_TICK_X86_TSC && l->tick_source != XEN_VCPU_STATS_TICK_ARM_CNTVCT)
+        l->tick_source = XEN_VCPU_STATS_TICK_NONE;
+    if (l->tick_source == XEN_VCPU_STATS_TICK_NONE || !l->tick_hz) {
+        l->tick_source = XEN_VCPU_STATS_TICK_NONE;
+        l->tick_hz = 0;
+    }
     return 0;
 }
 
+/*
+ * Version 1 when there is no room for version 2's fields before the
+ * records, or the version word is below 2 or the inactive marker (version
+ * 1 fills the header's tail with it; a producer of the first proposal's
+ * text may leave it zero).
+ */
+static bool is_v2(const unsigned char *mem, uint32_t offset)
+{
+    uint32_t version;
+
+    if (offset < XEN_VCPU_STATS_HEADER_SIZE_V1 + 8)
+        return false;
+    version = load32(mem + offsetof(struct xen_vcpu_stats_header, version));
+    return version >= 2 && version != XEN_VCPU_STATS_INACTIVE32;
+}
+
+int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu_layout *ret_layout)
+{
+    const struct xen_vcpu_stats_header *h = mem;
+    struct xenstats_vcpu_layout l = {0};
+    uint64_t room, nr;
+    uint32_t magic;
+    int r;
+
+    if (!mem || len < HEADER_SIZE_V1 || ((uintptr_t)mem & 7))
+        return set_errno(-ERANGE);
+    magic = load32(&h->magic);
+    l.offset = load32(&h->offset);
+    l.size = load32(&h->size);
+    l.stride = load32(&h->stride);
+
+    if (magic != XEN_VCPU_STATS_MAGIC)
+        return set_errno(-EBADMSG);
+    /* 8: aligned counters; version 2 also promises whole lines (below) */
+    if (l.offset < HEADER_SIZE_V1 || l.size < 8 || l.size % 8 || l.stride < l.size || l.offset % 8 || l.stride % 8)
+        return set_errno(-EINVAL);
+    /* 64-bit arithmetic on 32-bit fields cannot overflow. */
+    if ((uint64_t)l.offset + l.size > len)
+        return set_errno(-ERANGE);
+    if (is_v2(mem, l.offset)) {
+        l.version = load32(&h->version);
+        r = parse_v2(mem, len, &l);
+        if (r < 0)
+            return set_errno(r);
+    } else {
+        room = (uint64_t)len - l.offset - l.size;
+        nr = room / l.stride + 1;
+        l.nr_vcpus = nr > UINT32_MAX ? UINT32_MAX : (uint32_t)nr;
+        l.version = 1;
+    }
+    *ret_layout = l;
+    return 0;
+}
 
 /* ---- the sequence protocol ----------------------------------------------- */
 
@@ -235,7 +320,7 @@ _Static_assert(offsetof(struct xenstats_vcpu_sample, retries) == offsetof(struct
 struct sample_sink {
     struct xenstats_vcpu_sample *samples; /* the batch's */
     unsigned int nr;                      /* counters taken from each record */
-    int64_t latest;                       /* latest UPDATE_TIME taken */
+    struct stamp latest;                  /* of the latest UPDATE_TIME taken */
 };
 
 /*
@@ -244,8 +329,10 @@ struct sample_sink {
  */
 static inline void note_latest(struct sample_sink *k, const struct xenstats_vcpu_sample *s)
 {
-    if (k->nr > XEN_VCPU_STATS_UPDATE_TIME && (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME] > k->latest)
-        k->latest = (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME];
+    if (k->nr > XEN_VCPU_STATS_UPDATE_TIME && (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME] > k->latest.time) {
+        k->latest.time = (int64_t)s->raw[XEN_VCPU_STATS_UPDATE_TIME];
+        k->latest.ticks = s->raw[XEN_VCPU_STATS_UPDATE_TICKS]; /* inactive past nr */
+    }
 }
 
 static inline __attribute__((always_inline)) void take_sample(void *sink, unsigned int i,
@@ -283,14 +370,14 @@ static const struct record_sink sample_ops = {
 /*
  * Samples of `count` records from `record` on, `stride` apart, as a reader
  * that takes the first `nr` counters of each (the rest are UNKNOWN).
- * Raises *max_update to the latest UPDATE_TIME read.
+ * Moves *latest to the record with the latest UPDATE_TIME read.
  */
 static inline __attribute__((always_inline)) int read_samples(const unsigned char *record, uint32_t stride,
                                                              uint32_t count, unsigned int nr, uint32_t max_retries,
                                                              struct xenstats_vcpu_sample *ret_samples,
-                                                             uint64_t *max_update)
+                                                             struct stamp *ret_latest)
 {
-    int64_t latest = (int64_t)*max_update;
+    struct stamp latest = *ret_latest;
     uint32_t done;
     unsigned int n;
     int r;
@@ -311,7 +398,7 @@ static inline __attribute__((always_inline)) int read_samples(const unsigned cha
         }
         latest = sink.latest;
     }
-    *max_update = (uint64_t)latest;
+    *ret_latest = latest;
     return 0;
 }
 
@@ -320,7 +407,7 @@ int vcpu_record_read(const unsigned char *record, uint32_t size, unsigned int nr
 {
     unsigned int have = (size - 8) / 8;
     struct xenstats_vcpu_sample s;
-    uint64_t ignored = 0;
+    struct stamp ignored = {0, 0};
 
     if (nr_known > XENSTATS_VCPU_NR_COUNTERS)
         nr_known = XENSTATS_VCPU_NR_COUNTERS;
@@ -368,8 +455,8 @@ static __attribute__((noinline)) int snapshot_records(struct region_map *m, cons
     /* The producer has every counter we know: constant-size copies. */
     if (have >= XENSTATS_VCPU_NR_COUNTERS)
         return read_samples(record, l->stride, count, XENSTATS_VCPU_NR_COUNTERS, m->map.max_retries, ret_samples,
-                            &m->max_update);
-    return read_samples(record, l->stride, count, have, m->map.max_retries, ret_samples, &m->max_update);
+                            &m->latest);
+    return read_samples(record, l->stride, count, have, m->map.max_retries, ret_samples, &m->latest);
 }
 
 static int region_snapshot(struct xenstats_vcpu_map *map, uint32_t first, uint32_t count,
@@ -382,8 +469,32 @@ static int region_snapshot(struct xenstats_vcpu_map *map, uint32_t first, uint32
      * none of the frame the general case needs. */
     if (count == 1 && map->layout.size >= XEN_VCPU_STATS_RECORD_SIZE)
         return read_samples(record, map->layout.stride, 1, XENSTATS_VCPU_NR_COUNTERS, map->max_retries,
-                            ret_samples, &m->max_update);
+                            ret_samples, &m->latest);
     return snapshot_records(m, record, count, ret_samples);
+}
+
+/* The domain section: a record of the same shape, read the same way. */
+static int region_snapshot_domain(struct xenstats_vcpu_map *map, struct xenstats_vcpu_domain_sample *ret_sample)
+{
+    const struct xenstats_vcpu_layout *l = &map->layout;
+    struct region_map *m = region_of(map);
+    struct stamp ignored = {0, 0};
+    struct xenstats_vcpu_sample s;
+    unsigned int have = (l->domain_size - 8) / 8;
+    int r;
+
+    if (l->version < 2)
+        return -ENODATA;
+    if (have > XENSTATS_VCPU_DOMAIN_NR_COUNTERS)
+        have = XENSTATS_VCPU_DOMAIN_NR_COUNTERS;
+    r = read_samples(m->mem + l->domain_offset, l->domain_size, 1, have, map->max_retries, &s, &ignored);
+    if (r < 0)
+        return r;
+    memcpy(ret_sample->raw, s.raw, sizeof(ret_sample->raw));
+    ret_sample->seq = s.seq;
+    ret_sample->retries = s.retries;
+    ret_sample->nr_present = s.nr_present;
+    return 0;
 }
 
 /* The header as it is, then every record whole under its sequence number. */
@@ -397,6 +508,14 @@ static int region_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
 
     (void)len;
     copy_words(buf, m->mem, l->offset);
+    /* the domain section and its arch block: written under their seq too */
+    if (l->version >= 2) {
+        struct dump_sink sink = {.out = (unsigned char *)buf + l->domain_offset,
+                                 .stride = l->domain_arch_offset + l->domain_arch_size};
+
+        if (read_batch(m->mem + l->domain_offset, sink.stride, 1, map->max_retries, &dump_ops, &sink) < 0)
+            return -EBUSY;
+    }
     for (done = 0; done < l->nr_vcpus; done += n) {
         struct dump_sink sink = {.out = (unsigned char *)buf + l->offset + (size_t)done * l->stride,
                                  .stride = l->stride};
@@ -409,7 +528,34 @@ static int region_dump(struct xenstats_vcpu_map *map, void *buf, size_t len)
 }
 
 /*
- * The backend's clock, in the producer's time.  A region is stamped by its
+ * The producer's clock by the time base (vcpu_stats.h): the latest record
+ * read, brought forward by the ticks since it was stamped.  Only an
+ * interval is scaled.  False when this process cannot use the time base:
+ * another counter, stamped for another domain, or no stamp read yet.
+ */
+static bool tick_clock(const struct region_map *m, uint64_t *ret_now)
+{
+    const struct xenstats_vcpu_layout *l = &m->map.layout;
+    uint32_t self = m->host ? xenstats_host_self_domid(m->host) : 0;
+    uint64_t ticks, elapsed = 0;
+
+    if (l->tick_source == XEN_VCPU_STATS_TICK_NONE || l->tick_source != TICKS_SOURCE || l->tick_domid != self ||
+        m->latest.time <= 0 || (m->latest.ticks & XEN_VCPU_STATS_INACTIVE_BIT))
+        return false;
+    ticks = ticks_read();
+    if (ticks > m->latest.ticks) {
+        unsigned __int128 ns = (unsigned __int128)(ticks - m->latest.ticks) * 1000000000u / l->tick_hz;
+
+        /* a rate no counter has: no later than the clock can say */
+        elapsed = ns > (uint64_t)INT64_MAX - (uint64_t)m->latest.time ? (uint64_t)INT64_MAX - (uint64_t)m->latest.time
+                                                                       : (uint64_t)ns;
+    }
+    *ret_now = (uint64_t)m->latest.time + elapsed;
+    return true;
+}
+
+/*
+ * The backend's clock, in the producer's time.  Without a time base: a  A region is stamped by its
  * producer's clock (on Xen, NOW(): not readable from user space), which may
  * be ahead of the backend's by a constant.  Every UPDATE_TIME already read
  * was stamped before this clock reading, so the latest one bounds the
@@ -423,13 +569,17 @@ static int region_clock(struct xenstats_vcpu_map *map, uint64_t *ret_now)
     uint64_t now;
     int r;
 
+    if (!m->live)
+        return -EOPNOTSUPP;
+    if (tick_clock(m, ret_now))
+        return 0;
     if (!m->host)
         return -EOPNOTSUPP;
     r = platform_resource_clock_ns(&m->host->platform, &now);
     if (r < 0)
         return r;
-    if (m->max_update > now && (int64_t)(m->max_update - now) > m->host->region_clock_offset)
-        m->host->region_clock_offset = (int64_t)(m->max_update - now);
+    if ((uint64_t)m->latest.time > now && (int64_t)((uint64_t)m->latest.time - now) > m->host->region_clock_offset)
+        m->host->region_clock_offset = (int64_t)((uint64_t)m->latest.time - now);
     *ret_now = now + (uint64_t)m->host->region_clock_offset;
     return 0;
 }
@@ -447,6 +597,7 @@ static void region_close(struct xenstats_vcpu_map *map)
 static const struct vcpu_source_ops region_ops = {
     .source = XENSTATS_VCPU_SOURCE_RESOURCE,
     .snapshot = region_snapshot,
+    .snapshot_domain = region_snapshot_domain,
     .dump = region_dump,
     .clock = region_clock,
     .close = region_close,
@@ -472,6 +623,7 @@ static struct region_map *map_new(const void *mem, size_t len)
     m->map.max_retries = XENSTATS_VCPU_DEFAULT_MAX_RETRIES;
     m->mem = mem;
     m->len = len;
+    m->latest.ticks = XEN_VCPU_STATS_INACTIVE;
     return m;
 }
 
@@ -479,7 +631,10 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open_memory(const void *mem, size_t 
 {
     struct region_map *m = map_new(mem, len);
 
-    return m ? &m->map : NULL;
+    if (!m)
+        return NULL;
+    m->live = true; /* a reader in domain 0 */
+    return &m->map;
 }
 
 struct xenstats_vcpu_map *xenstats_vcpu_map_open_file(const char *path)
@@ -548,6 +703,7 @@ struct xenstats_vcpu_map *xenstats_vcpu_map_open(struct xenstats_host *host, uin
     }
     map->map.layout.nr_vcpus = info.nr_vcpus;
     map->host = host;
+    map->live = true;
     map->resource = res;
     return &map->map;
 }

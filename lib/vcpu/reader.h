@@ -19,6 +19,8 @@ struct vcpu_source_ops {
     /* Samples of vCPUs first..first+count-1, all in the layout's range. */
     int (*snapshot)(struct xenstats_vcpu_map *map, uint32_t first, uint32_t count,
                     struct xenstats_vcpu_sample *ret_samples);
+    /* The domain section; NULL when the source has none. */
+    int (*snapshot_domain)(struct xenstats_vcpu_map *map, struct xenstats_vcpu_domain_sample *ret_sample);
     /* The region into buf, len >= xenstats_vcpu_map_dump_size(); NULL when
      * the source has no region. */
     int (*dump)(struct xenstats_vcpu_map *map, void *buf, size_t len);

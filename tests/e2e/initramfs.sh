@@ -14,6 +14,11 @@
 # scripts/cross/arm64.sh sysroot.  This machine cannot run arm64 programs,
 # so libraries are found by their DT_NEEDED entries (readelf) in PKGROOT,
 # then in ARM64_SYSROOT.
+# XEN_TOOLS_ROOT=DIR (with XEN_VERSION=4.22 or master): Xen's tools are a
+# tree's own, installed into DIR with upstream's layout by
+# xen/build-xen-tree.sh (binaries in /usr/sbin, /usr/bin and
+# /usr/lib/xen/bin, libraries in /usr/lib); TRIXIE_ROOT is that script's
+# build chroot, PKGROOT holds only Debian 13's kernel.
 
 INITRAMFS_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 XEN_VERSION=${XEN_VERSION:-4.17}
@@ -28,6 +33,7 @@ else
     INITRAMFS_MA=x86_64-linux-gnu
     INITRAMFS_LOADER=lib64/ld-linux-x86-64.so.2
 fi
+XEN_TOOLS_ROOT=${XEN_TOOLS_ROOT:-}
 
 # initramfs_kver PKGROOT: the kernel version of the extracted packages
 # (Debian 13 is usr-merged: its modules are under usr/lib/modules)
@@ -47,10 +53,10 @@ initramfs_libs() {
         return 0
     fi
     "$SYSROOT/usr/lib64/ld-linux-x86-64.so.2" \
-        --library-path "$PKGROOT/usr/lib/x86_64-linux-gnu:$SYSROOT/usr/lib/x86_64-linux-gnu" --list "$1" |
-        grep -o '=> /[^ ]*' | cut -c4- | while read -r lib; do
+        --library-path "${XEN_TOOLS_ROOT:+$XEN_TOOLS_ROOT/usr/lib:}$PKGROOT/usr/lib/x86_64-linux-gnu:$SYSROOT/usr/lib/x86_64-linux-gnu" \
+        --list "$1" | grep -o '=> /[^ ]*' | cut -c4- | while read -r lib; do
             found=
-            for tree in "$PKGROOT" "$SYSROOT"; do
+            for tree in ${XEN_TOOLS_ROOT:+"$XEN_TOOLS_ROOT"} "$PKGROOT" "$SYSROOT"; do
                 case $lib in "$tree"/*) echo "$lib ${lib#"$tree"}"; found=1; break ;; esac
             done
             [ -n "$found" ] || { echo "initramfs: $1 needs $lib, outside Debian 13's trees" >&2; return 1; }
@@ -159,10 +165,11 @@ initramfs_modules() {
     done
 }
 
-# initramfs_xenstore_cli ROOT: Debian's xenstore client and its aliases
+# initramfs_xenstore_cli ROOT: Debian's (or the tree's) xenstore client and
+# its aliases
 initramfs_xenstore_cli() {
     local root=$1 t
-    initramfs_bin "$root" "$PKGROOT/usr/bin/xenstore" /usr/bin/xenstore
+    initramfs_bin "$root" "${XEN_TOOLS_ROOT:-$PKGROOT}/usr/bin/xenstore" /usr/bin/xenstore
     for t in read write ls list watch rm exists chmod; do ln -sf xenstore "$root/usr/bin/xenstore-$t"; done
 }
 
@@ -171,12 +178,18 @@ initramfs_xenstore_cli() {
 # /dom0-up.sh, which starts them
 initramfs_dom0_tools() {
     local root=$1 b xb=/usr/lib/xen-$XEN_VERSION/bin
-    for b in xenstored xen-init-dom0 xenconsoled xl; do
-        initramfs_bin "$root" "$PKGROOT$xb/$b" "$xb/$b"
-    done
+    if [ -n "$XEN_TOOLS_ROOT" ]; then
+        for b in usr/sbin/xenstored usr/lib/xen/bin/xen-init-dom0 usr/sbin/xenconsoled usr/sbin/xl usr/sbin/xentop; do
+            initramfs_bin "$root" "$XEN_TOOLS_ROOT/$b" "/$b"
+        done
+    else
+        for b in xenstored xen-init-dom0 xenconsoled xl; do
+            initramfs_bin "$root" "$PKGROOT$xb/$b" "$xb/$b"
+        done
+    fi
     initramfs_xenstore_cli "$root"
     mkdir -p "$root/etc/xen" "$root/var/lib/xen" "$root/var/log/xen" "$root/domu"
-    cp "$PKGROOT/etc/xen/xl.conf" "$root/etc/xen/" 2>/dev/null || true
+    cp "${XEN_TOOLS_ROOT:-$PKGROOT}/etc/xen/xl.conf" "$root/etc/xen/" 2>/dev/null || true
     initramfs_modules "$root" xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs
     install -m644 "$INITRAMFS_E2E_DIR/dom0-up.sh" "$root/dom0-up.sh"
 }

@@ -17,7 +17,8 @@
  *
  * One line per result: "PASS name detail", "FAIL name detail", "INFO ..."
  * or "BENCH ..." (a figure, never a failure).  Exit status 0 iff nothing
- * failed.  Self-contained on purpose (only the project's ABI header): it
+ * failed.  It reads layout version 2 (domain section, magics, time base)
+ * and version 1 (a series before version 2), each against its own rules.  Self-contained on purpose (only the project's ABI header): it
  * checks the hypervisor, not the library.
  */
 #define _GNU_SOURCE
@@ -83,7 +84,43 @@ struct region {
     const volatile unsigned char *base;
     size_t bytes;
     uint32_t offset, size, stride, nr_vcpus;
+    uint32_t version; /* 1, or the header's */
+    struct xen_vcpu_stats_header h; /* version 2: the header as read once */
+    int ticks;        /* version 2 with a time base this checker reads */
 };
+
+/* The time base's counter as dom0 user space reads it (vcpu_stats.h). */
+static uint64_t ticks_now(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_lfence();
+    return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+
+    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+    return v;
+#else
+    return 0;
+#endif
+}
+
+#if defined(__x86_64__)
+#define TICKS_SOURCE XEN_VCPU_STATS_TICK_X86_TSC
+#elif defined(__aarch64__)
+#define TICKS_SOURCE XEN_VCPU_STATS_TICK_ARM_CNTVCT
+#else
+#define TICKS_SOURCE XEN_VCPU_STATS_TICK_NONE
+#endif
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
 
 struct snap {
     uint64_t c[XEN_VCPU_STATS_NR_COUNTERS];
@@ -102,7 +139,7 @@ static int read_record(const struct region *r, uint32_t vcpu, struct snap *s)
         uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE), s2;
 
         if (s1 & 1) {
-            __builtin_ia32_pause();
+            cpu_relax();
             continue;
         }
         /* One block copy of the counters (the seq reads order it). */
@@ -185,22 +222,98 @@ static int all_ff(const volatile unsigned char *p, size_t n)
     return 1;
 }
 
+static int all_zero(const volatile unsigned char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/*
+ * Version 2: the header's own fields, the domain section between it and
+ * the records, the arch blocks, the reserved bytes, every magic.
+ */
+static int check_v2(struct region *r)
+{
+    const struct xen_vcpu_stats_header *h = &r->h;
+    const volatile unsigned char *dom;
+    uint64_t dom_end, magic_bad = 0, v;
+
+    result(h->header_size >= XEN_VCPU_STATS_HEADER_SIZE && h->header_size % 8 == 0, "v2-header-size",
+           "%u (this checker's: %u)", h->header_size, XEN_VCPU_STATS_HEADER_SIZE);
+    result(h->version >= XEN_VCPU_STATS_VERSION, "v2-version", "%u", h->version);
+    result(h->nr_vcpus == r->nr_vcpus, "v2-nr-vcpus", "%u records for max_vcpu_id + 1 = %u", h->nr_vcpus,
+           r->nr_vcpus);
+    result(h->arch == (TICKS_SOURCE == XEN_VCPU_STATS_TICK_X86_TSC ? XEN_VCPU_STATS_ARCH_X86
+                                                                   : XEN_VCPU_STATS_ARCH_ARM),
+           "v2-arch", "%u", h->arch);
+    dom_end = (uint64_t)h->domain_offset + h->domain_arch_offset + h->domain_arch_size;
+    result(h->domain_offset >= h->header_size && h->domain_offset % 8 == 0 && h->domain_size >= 8 &&
+               h->domain_size % 8 == 0 && h->domain_arch_offset >= h->domain_size &&
+               h->domain_arch_offset % 8 == 0 && h->domain_arch_size % 8 == 0 && dom_end <= r->offset,
+           "v2-domain-bounds",
+           "domain section at %u, %u bytes, arch block %u+%u, records at %u (offset >= its end)",
+           h->domain_offset, h->domain_size, h->domain_arch_offset, h->domain_arch_size, r->offset);
+    result(h->vcpu_arch_offset >= r->size && h->vcpu_arch_offset % 8 == 0 && h->vcpu_arch_size % 8 == 0 &&
+               (uint64_t)h->vcpu_arch_offset + h->vcpu_arch_size <= r->stride,
+           "v2-vcpu-arch-bounds", "arch block %u+%u in a record of size %u, stride %u", h->vcpu_arch_offset,
+           h->vcpu_arch_size, r->size, r->stride);
+    if (h->domain_offset < h->header_size || dom_end > r->offset)
+        return -1;
+    result(all_zero(r->base + h->header_size, h->domain_offset - h->header_size), "v2-reserved-zero",
+           "bytes %u..%u all 0", h->header_size, h->domain_offset);
+    dom = r->base + h->domain_offset;
+    result(*(const volatile uint32_t *)(dom + 4) == XEN_VCPU_STATS_DOMAIN_MAGIC, "v2-domain-magic", "%#x",
+           *(const volatile uint32_t *)(dom + 4));
+    result(all_ff(dom + h->domain_size, h->domain_arch_offset - h->domain_size) &&
+               all_ff(r->base + dom_end, r->offset - dom_end),
+           "v2-domain-padding", "domain section padding up to offset %u all 0xff", r->offset);
+    result(h->domain_size >= XEN_VCPU_STATS_DOMAIN_SIZE, "v2-domain-size", "%u (this checker's: %u)",
+           h->domain_size, XEN_VCPU_STATS_DOMAIN_SIZE);
+    for (v = 0; v < r->nr_vcpus; v++)
+        if (*(const volatile uint32_t *)(r->base + r->offset + v * r->stride + 4) != XEN_VCPU_STATS_VCPU_MAGIC)
+            magic_bad++;
+    result(magic_bad == 0, "v2-record-magic", "%#x in %u records (%" PRIu64 " bad)", XEN_VCPU_STATS_VCPU_MAGIC,
+           r->nr_vcpus, magic_bad);
+    if (h->tick_source == XEN_VCPU_STATS_TICK_NONE) {
+        info("time base: none (tick_hz %" PRIu64 "); projections use the estimated offset", h->tick_hz);
+        result(h->tick_hz == 0, "v2-time-base", "none, tick_hz 0");
+    } else {
+        result(h->tick_source == TICKS_SOURCE && h->tick_hz > 0, "v2-time-base",
+               "source %u, %" PRIu64 " Hz, stamped for domain %u", h->tick_source, h->tick_hz, h->tick_domid);
+        /* this checker runs in domain 0 */
+        r->ticks = h->tick_source == TICKS_SOURCE && h->tick_hz > 0 && h->tick_domid == 0;
+    }
+    return 0;
+}
+
 /* Header, padding, the last frame's tail; fills r->offset/size/stride. */
 static int check_layout(struct region *r, uint32_t domid)
 {
     const volatile struct xen_vcpu_stats_header *h = (const volatile void *)r->base;
-    uint32_t magic = h->magic, v;
-    uint64_t need, pad_bad = 0, tail_bad = 0, unknown_bad = 0;
+    uint32_t magic = h->magic, v, version, need_size;
+    uint64_t need, pad_bad = 0, tail_bad = 0;
     int ok;
 
     r->offset = h->offset;
     r->size = h->size;
     r->stride = h->stride;
+    version = r->offset >= 24 ? h->version : 1;
+    r->version = version >= 2 && version != XEN_VCPU_STATS_INACTIVE32 ? version : 1;
+    info("layout version %u", r->version);
+    if (r->version >= 2)
+        memcpy(&r->h, (const void *)r->base, sizeof(r->h));
+    /* version 1's record ended with update_time */
+    need_size = r->version >= 2 ? XEN_VCPU_STATS_RECORD_SIZE
+                                : XEN_VCPU_STATS_COUNTER_OFFSET(XEN_VCPU_STATS_UPDATE_TIME + 1);
     result(magic == XEN_VCPU_STATS_MAGIC, "header-magic", "%#x", magic);
-    result(r->offset >= sizeof(struct xen_vcpu_stats_header) && r->offset % XEN_VCPU_STATS_ALIGN == 0,
+    result(r->offset >= 16 && r->offset % XEN_VCPU_STATS_ALIGN == 0,
            "header-offset", "%u (>= 16, multiple of %u)", r->offset, XEN_VCPU_STATS_ALIGN);
-    result(r->size >= 8 && r->size % 8 == 0 && r->size >= XEN_VCPU_STATS_RECORD_SIZE, "header-size",
-           "%u (record of this ABI: %u)", r->size, XEN_VCPU_STATS_RECORD_SIZE);
+    result(r->size >= 8 && r->size % 8 == 0 && r->size >= need_size, "header-size",
+           "%u (record of this ABI version: %u)", r->size, need_size);
     result(r->stride >= r->size && r->stride % XEN_VCPU_STATS_ALIGN == 0, "header-stride",
            "%u (>= size, multiple of %u)", r->stride, XEN_VCPU_STATS_ALIGN);
     if (magic != XEN_VCPU_STATS_MAGIC || r->offset < 16 || r->size < 8 || r->stride < r->size)
@@ -211,30 +324,69 @@ static int check_layout(struct region *r, uint32_t domid)
            r->nr_vcpus, need, r->bytes);
     if (need > r->bytes)
         return -1;
-    result(all_ff(r->base + 16, r->offset - 16), "header-padding", "bytes 16..%u all 0xff",
-           r->offset);
+    if (r->version == 1)
+        result(all_ff(r->base + 16, r->offset - 16), "header-padding", "bytes 16..%u all 0xff", r->offset);
+    else if (check_v2(r) < 0)
+        return -1;
     for (v = 0; v < r->nr_vcpus; v++) {
         const volatile unsigned char *rec = r->base + r->offset + (size_t)v * r->stride;
         const volatile struct xen_vcpu_stats *s = (const volatile void *)rec;
+        uint32_t tail = r->version >= 2 ? r->h.vcpu_arch_offset + r->h.vcpu_arch_size : r->size;
 
-        if (s->_pad != 0xffffffffu)
+        if (r->version == 1 && s->magic != 0xffffffffu) /* version 1's _pad */
             pad_bad++;
-        if (!all_ff(rec + r->size, r->stride - r->size))
+        if (!all_ff(rec + r->size, (r->version >= 2 ? r->h.vcpu_arch_offset : r->size) - r->size) ||
+            !all_ff(rec + tail, r->stride - tail))
             tail_bad++;
         /* Counters this Xen has beyond those this checker knows. */
-        if (r->size > XEN_VCPU_STATS_RECORD_SIZE)
-            info("vCPU %u: %u bytes of counters unknown to this checker", v,
-                 r->size - XEN_VCPU_STATS_RECORD_SIZE);
-        (void)unknown_bad;
+        if (r->size > need_size && v == 0)
+            info("%u bytes of counters unknown to this checker in each record", r->size - need_size);
     }
-    result(pad_bad == 0, "record-pad", "_pad == 0xffffffff in %u records (%" PRIu64 " bad)",
-           r->nr_vcpus, pad_bad);
-    result(tail_bad == 0, "record-tail", "bytes size..stride all 0xff in %u records (%" PRIu64 " bad)",
-           r->nr_vcpus, tail_bad);
+    if (r->version == 1)
+        result(pad_bad == 0, "record-pad", "_pad == 0xffffffff in %u records (%" PRIu64 " bad)",
+               r->nr_vcpus, pad_bad);
+    result(tail_bad == 0, "record-tail", "bytes size..stride (but arch counters) all 0xff in %u records (%" PRIu64
+           " bad)", r->nr_vcpus, tail_bad);
     ok = all_ff(r->base + need, r->bytes - need);
     result(ok, "frame-tail", "bytes %" PRIu64 "..%zu all 0xff", need, r->bytes);
     (void)domid;
     return 0;
+}
+
+/*
+ * The domain section under its seq, around getdomaininfo: what it holds is
+ * what the hypercall returns (tot_pages may move between the two: retried).
+ */
+static void check_domain_section(xc_interface *xch, uint32_t domid, const struct region *r)
+{
+    const volatile unsigned char *dom = r->base + r->h.domain_offset;
+    uint64_t c[XEN_VCPU_STATS_DOMAIN_NR_COUNTERS];
+    xc_domaininfo_t di;
+    int n;
+
+    for (n = 0; n < 100; n++) {
+        uint32_t s1 = __atomic_load_n((const volatile uint32_t *)dom, __ATOMIC_ACQUIRE), s2;
+
+        if (s1 & 1) {
+            cpu_relax();
+            continue;
+        }
+        memcpy(c, (const void *)(dom + 8), sizeof(c));
+        if (xc_domain_getinfolist(xch, domid, 1, &di) != 1 || di.domain != domid) {
+            result(0, "v2-domain-counters", "getdomaininfo(%u): %s", domid, strerror(errno));
+            return;
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        s2 = __atomic_load_n((const volatile uint32_t *)dom, __ATOMIC_RELAXED);
+        if (s1 == s2 && c[XEN_VCPU_STATS_DOMAIN_TOT_PAGES] == di.tot_pages)
+            break;
+    }
+    result(c[XEN_VCPU_STATS_DOMAIN_TOT_PAGES] == di.tot_pages && c[XEN_VCPU_STATS_DOMAIN_MAX_PAGES] == di.max_pages &&
+               c[XEN_VCPU_STATS_DOMAIN_OUTSTANDING_PAGES] == di.outstanding_pages,
+           "v2-domain-counters",
+           "tot_pages %" PRIu64 " max_pages %" PRIu64 " outstanding %" PRIu64 " (getdomaininfo: %" PRIu64
+           " %" PRIu64 " %" PRIu64 ")",
+           c[0], c[1], c[2], (uint64_t)di.tot_pages, (uint64_t)di.max_pages, (uint64_t)di.outstanding_pages);
 }
 
 static int read_all(const struct region *r, struct snap *s, unsigned *max_retries)
@@ -268,6 +420,7 @@ struct reading {
     xc_vcpuinfo_t xi;
     uint64_t mono;   /* dom0 clock at the hypercall (middle of the window) */
     uint64_t window; /* dom0 time the hypercall took: the uncertainty of mono */
+    uint64_t ticks;  /* the time base's counter at mono */
     int stable;      /* the record did not change around the hypercall */
 };
 
@@ -279,14 +432,17 @@ static int take_reading(xc_interface *xch, uint32_t domid, const struct region *
     int n;
 
     for (n = 0; n < 50; n++) {
-        uint64_t m0, m1;
+        uint64_t m0, m1, t0, t1;
 
         if (read_record(r, v, &s1) < 0)
             return -1;
+        t0 = ticks_now();
         m0 = mono_ns();
         if (xc_vcpu_getinfo(xch, domid, v, &out->xi) < 0)
             return -1;
         m1 = mono_ns();
+        t1 = ticks_now();
+        out->ticks = t0 + (t1 - t0) / 2;
         if (read_record(r, v, &out->s) < 0)
             return -1;
         out->mono = m0 + (m1 - m0) / 2;
@@ -307,6 +463,42 @@ static int take_readings(xc_interface *xch, uint32_t domid, const struct region 
     for (v = 0; v < r->nr_vcpus; v++)
         ok &= take_reading(xch, domid, r, v, &out[v]) == 0;
     return ok;
+}
+
+/* Xen's NOW() at a reading, by the time base: update_time plus the ticks since. */
+static int64_t time_base_now(const struct region *r, const struct reading *x)
+{
+    uint64_t stamp = x->s.c[XEN_VCPU_STATS_UPDATE_TICKS];
+    int64_t dt = (int64_t)(x->ticks - stamp);
+
+    return (int64_t)x->s.c[XEN_VCPU_STATS_UPDATE_TIME] +
+           (int64_t)((__int128)dt * 1000000000 / (__int128)r->h.tick_hz);
+}
+
+/*
+ * The time base on live Xen: with no estimated offset, a running vCPU's
+ * running time brought up to now agrees with xc_vcpu_getinfo()'s cpu_time
+ * (within the hypercall's window and 1 ms), and between two readings the
+ * producer's time moved as dom0's clock did (within 1% and 2 ms).
+ */
+static void check_time_base(const struct region *r, unsigned v, const struct reading *a, const struct reading *b,
+                            uint64_t elapsed)
+{
+    int64_t na = time_base_now(r, a), nb = time_base_now(r, b), moved = nb - na;
+    int64_t tol = (int64_t)elapsed / 100 + 2000000;
+
+    result(moved - (int64_t)elapsed <= tol && (int64_t)elapsed - moved <= tol, "time-base-elapsed",
+           "vCPU %u: Xen time by the time base moved %.6f s, dom0 clock %.6f s", v, moved / 1e9,
+           elapsed / 1e9);
+    if (b->stable && b->s.c[XEN_VCPU_STATS_STATE] == XEN_VCPU_STATS_RUNSTATE_RUNNING && b->xi.running) {
+        int64_t proj = (int64_t)b->s.c[XEN_VCPU_STATS_RUNNING_TIME] + nb -
+                       (int64_t)b->s.c[XEN_VCPU_STATS_UPDATE_TIME];
+        int64_t diff = (int64_t)b->xi.cpu_time - proj, wtol = 1000000 + (int64_t)b->window;
+
+        result(diff <= wtol && -diff <= wtol, "time-base-vs-getinfo",
+               "vCPU %u (running): running time %.3f ms by the time base, cpu_time %.3f ms: diff %.3f ms, "
+               "tolerance %.1f ms", v, proj / 1e6, b->xi.cpu_time / 1e6, diff / 1e6, wtol / 1e6);
+    }
 }
 
 static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsigned seconds)
@@ -361,15 +553,22 @@ static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsi
         const struct snap *s = &a[v].s;
         int active = 1;
 
-        for (i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
+        /* version 1 ends at update_time; UPDATE_TICKS lives with a time base */
+        for (i = 0; i <= XEN_VCPU_STATS_UPDATE_TIME; i++)
             if (s->c[i] & XEN_VCPU_STATS_INACTIVE_BIT)
                 active = 0;
+        if (r.version >= 2 && r.h.tick_source != XEN_VCPU_STATS_TICK_NONE &&
+            (s->c[XEN_VCPU_STATS_UPDATE_TICKS] & XEN_VCPU_STATS_INACTIVE_BIT))
+            active = 0;
         result(active && s->c[XEN_VCPU_STATS_STATE] <= 3 && !(s->seq & 1), "record-active",
                "vCPU %u: seq %u running %" PRIu64 " runnable %" PRIu64 " blocked %" PRIu64
                " offline %" PRIu64 " changes %" PRIu64 " state %s update_time %" PRIu64,
                v, s->seq, s->c[0], s->c[1], s->c[2], s->c[3], s->c[4], state_name(s->c[5]),
                s->c[6]);
     }
+
+    if (r.version >= 2)
+        check_domain_section(xch, domid, &r);
 
     /*
      * Xen's NOW() is not readable from dom0 user space.  Estimate its offset
@@ -500,6 +699,8 @@ static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsi
                    v, state_name(sb->c[5]), proj / 1e6, b[v].xi.cpu_time / 1e6, diff / 1e6,
                    tol / 1e6, b[v].stable ? "" : " (record kept changing: not compared)");
         }
+        if (r.ticks)
+            check_time_base(&r, v, &a[v], &b[v], elapsed);
     }
 out:
     free(a);

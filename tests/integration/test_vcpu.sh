@@ -67,7 +67,25 @@ expect_fail "no domain argument" "Usage" "$XENSTATS" vcpu
 
 # a dump read back offline; malformed dumps refused
 "$XENSTATS" emu dump busy "$XENSTATS_TEST_TMP/busy.dump"
-[ "$(stat -c %s "$XENSTATS_TEST_TMP/busy.dump")" -eq $((64 + 2 * 64)) ] || fail "dump size"
+[ "$(stat -c %s "$XENSTATS_TEST_TMP/busy.dump")" -eq $((192 + 2 * 128)) ] || fail "dump size"
+# version 2 as the emulator writes it: the domain section holds busy's
+# memory (128 MiB: 32768 pages), every record its magic, a time base
+python3 - "$XENSTATS_TEST_TMP/busy.dump" <<'PY' || fail "version 2 dump"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+magic, offset, size, stride, hsize, version, nr, arch, doff, dsize = struct.unpack_from("<10I", b)
+assert (magic, version, nr, hsize, size) == (0xaabbccdd, 2, 2, 72, 72), (magic, version, nr, hsize, size)
+assert b[hsize:doff] == bytes(doff - hsize), "reserved bytes not zero"
+seq, dmagic, tot, maxp, outst = struct.unpack_from("<2I3Q", b, doff)
+assert dmagic == 0x4d4f4478 and seq % 2 == 0 and seq > 0, (hex(dmagic), seq)
+assert tot == 32768 and maxp == 32768 + 256 and outst == 0, (tot, maxp, outst)
+for v in range(nr):
+    rseq, rmagic = struct.unpack_from("<2I", b, offset + v * stride)
+    assert rmagic == 0x55504376 and rseq % 2 == 0, (v, hex(rmagic), rseq)
+    ticks = struct.unpack_from("<Q", b, offset + v * stride + 64)[0]
+    source, domid, hz = struct.unpack_from("<2IQ", b, 56)
+    assert source == 0 or (hz > 0 and ticks < 1 << 63), (source, hz, ticks)
+PY
 "$XENSTATS" vcpu --json --file "$XENSTATS_TEST_TMP/busy.dump" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
@@ -81,10 +99,13 @@ b = bytearray(open(f"{d}/busy.dump", "rb").read())
 bad = bytearray(b); bad[0] ^= 0xff; open(f"{d}/magic.dump", "wb").write(bad)
 open(f"{d}/short.dump", "wb").write(b[:100])
 bad = bytearray(b); bad[12:16] = (96).to_bytes(4, "little"); open(f"{d}/stride.dump", "wb").write(bad)
+off, stride = int.from_bytes(b[4:8], "little"), int.from_bytes(b[12:16], "little")
+bad = bytearray(b); bad[off + stride + 4] ^= 1; open(f"{d}/record.dump", "wb").write(bad)
 PY
 expect_fail "dump with bad magic" "bad magic" "$XENSTATS" vcpu --file "$XENSTATS_TEST_TMP/magic.dump"
 expect_fail "truncated dump" "beyond the mapping" "$XENSTATS" vcpu --file "$XENSTATS_TEST_TMP/short.dump"
 expect_fail "dump with bad stride" "inconsistent header" "$XENSTATS" vcpu --file "$XENSTATS_TEST_TMP/stride.dump"
+expect_fail "dump with a record's magic wrong" "bad magic" "$XENSTATS" vcpu --file "$XENSTATS_TEST_TMP/record.dump"
 expect_fail "missing dump" "No such file" "$XENSTATS" vcpu --file "$XENSTATS_TEST_TMP/none.dump"
 
 # streaming stops cleanly on SIGINT, and notices a destroyed domain

@@ -14,13 +14,15 @@ cat >"$tmp/hosted.c" <<'C'
 int use(void *region);
 int use(void *region)
 {
-    struct xen_vcpu_stats *r;
-    if (xen_vcpu_stats_init(region, 4096, 2, 64))
+    static const struct xen_vcpu_stats_time_base time = {XEN_VCPU_STATS_ARCH_X86, XEN_VCPU_STATS_TICK_NONE, 0, 0};
+    struct xen_vcpu_stats_writer w;
+    struct xen_vcpu_stats_block r;
+    if (xen_vcpu_stats_init(&w, region, 4096, 2, 64, &time))
         return -1;
-    r = xen_vcpu_stats_record(region, 1);
-    xen_vcpu_stats_begin(r);
-    xen_vcpu_stats_add(r, XEN_VCPU_STATS_RUNNING_TIME, 5);
-    xen_vcpu_stats_end(r);
+    xen_vcpu_stats_vcpu_block(&w, 1, &r);
+    xen_vcpu_stats_begin(&r);
+    xen_vcpu_stats_set(&r, XEN_VCPU_STATS_RUNNING_TIME, 5);
+    xen_vcpu_stats_end(&r);
     return (int)sizeof(struct xen_pv_stats_name_type);
 }
 C
@@ -35,8 +37,8 @@ typedef unsigned long long uint64_t;
 #define XEN_VCPU_STATS_WMB() __asm__ __volatile__("" ::: "memory")
 #include <xenstats/abi/vcpu_stats_writer.h>
 #include <xenstats/abi/pv_stats.h>
-void touch(struct xen_vcpu_stats *r);
-void touch(struct xen_vcpu_stats *r) { xen_vcpu_stats_set(r, 0, 1); }
+void touch(struct xen_vcpu_stats_block *r);
+void touch(struct xen_vcpu_stats_block *r) { xen_vcpu_stats_set(r, 0, 1); }
 C
 "$cc" -std=gnu99 -D__XEN__ -ffreestanding -nostdinc -nostdlib -Wall -Wextra -Werror -I"$XENSTATS_SOURCE_ROOT/include" \
     -c "$tmp/xen.c" -o "$tmp/xen.o"

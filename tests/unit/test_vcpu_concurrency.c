@@ -32,7 +32,8 @@
 #endif
 #endif
 
-static uint64_t region[(64 + NR_VCPUS * 64) / 8];
+static uint64_t region[(192 + NR_VCPUS * 128) / 8];
+static struct xen_vcpu_stats_block blocks[NR_VCPUS];
 static atomic_bool stop;
 static uint64_t updates;
 
@@ -48,12 +49,12 @@ static void *writer(void *arg)
     (void)arg;
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         for (uint32_t cpu = 0; cpu < NR_VCPUS; cpu++, n++, v++) {
-            struct xen_vcpu_stats *r = xen_vcpu_stats_record(region, cpu);
+            struct xen_vcpu_stats_block *b = &blocks[cpu];
 
-            xen_vcpu_stats_begin(r);
+            xen_vcpu_stats_begin(b);
             for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
-                xen_vcpu_stats_set(r, i, expected(v, i));
-            xen_vcpu_stats_end(r);
+                xen_vcpu_stats_set(b, i, expected(v, i));
+            xen_vcpu_stats_end(b);
         }
     }
     updates = n;
@@ -85,15 +86,18 @@ int main(void)
     uint64_t start, elapsed, k;
     double rate;
 
-    if (xen_vcpu_stats_init(region, sizeof(region), NR_VCPUS, 64) < 0)
+    struct xen_vcpu_stats_writer w;
+
+    if (xen_vcpu_stats_init(&w, region, sizeof(region), NR_VCPUS, 64, &(struct xen_vcpu_stats_time_base){0}) < 0)
         return 1;
     for (uint32_t cpu = 0; cpu < NR_VCPUS; cpu++) {
-        struct xen_vcpu_stats *r = xen_vcpu_stats_record(region, cpu);
+        struct xen_vcpu_stats_block *b = &blocks[cpu];
 
-        xen_vcpu_stats_begin(r);
+        xen_vcpu_stats_vcpu_block(&w, cpu, b);
+        xen_vcpu_stats_begin(b);
         for (unsigned int i = 0; i < XEN_VCPU_STATS_NR_COUNTERS; i++)
-            xen_vcpu_stats_set(r, i, expected(0, i));
-        xen_vcpu_stats_end(r);
+            xen_vcpu_stats_set(b, i, expected(0, i));
+        xen_vcpu_stats_end(b);
     }
     map = xenstats_vcpu_map_open_memory(region, sizeof(region));
     if (!map)

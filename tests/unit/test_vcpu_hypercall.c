@@ -88,9 +88,22 @@ static void fake_unmap(struct platform *p, struct platform_resource *res)
     (void)res;
 }
 
+/* The fake producer's own layout and seqs, as a producer keeps them. */
+static struct xen_vcpu_stats_writer fake_writer;
+static struct xen_vcpu_stats_block fake_blocks[3];
+
+static void fake_init(void)
+{
+    assert_int_equal(xen_vcpu_stats_init(&fake_writer, fake_region, sizeof(fake_region), 3, 64,
+                                         &(struct xen_vcpu_stats_time_base){0}),
+                     0);
+    for (uint32_t v = 0; v < 3; v++)
+        xen_vcpu_stats_vcpu_block(&fake_writer, v, &fake_blocks[v]);
+}
+
 static void fake_record(uint32_t vcpu, uint64_t running, uint64_t state, uint64_t update_time)
 {
-    struct xen_vcpu_stats *r = xen_vcpu_stats_record(fake_region, vcpu);
+    struct xen_vcpu_stats_block *r = &fake_blocks[vcpu];
 
     xen_vcpu_stats_begin(r);
     xen_vcpu_stats_set(r, XEN_VCPU_STATS_RUNNING_TIME, running);
@@ -215,7 +228,7 @@ static void test_region_clock_learns_offset(void **state)
     (void)state;
     fake_host.region_clock_offset = 0;
     fake_clock = 1000000000ULL;
-    assert_int_equal(xen_vcpu_stats_init(fake_region, sizeof(fake_region), 3, 64), 0);
+    fake_init();
     fake_record(0, 700, XEN_VCPU_STATS_RUNSTATE_RUNNING, fake_clock + ahead - 2000); /* changed 2 us ago */
     fake_record(1, 300, XEN_VCPU_STATS_RUNSTATE_BLOCKED, fake_clock + ahead - 9000000);
     fake_record(2, 100, XEN_VCPU_STATS_RUNSTATE_OFFLINE, 10);

@@ -6,7 +6,7 @@
 # benchmarks, xenstats vcpu and agent when present, the hypervisor-side cost (debug key
 # W, when the measurement patch is in), and destruction with a mapping held.
 # Result lines start with "XT:".
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin:/usr/lib/xen-4.20/bin:/usr/lib/xen/bin
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
 
 say() { echo "XT: $*"; }
@@ -16,8 +16,9 @@ echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
 dom0_xen 30
 say "hypervisor: $(xl info 2>/dev/null | grep -E '^xen_(version|extra|changeset)' | tr -s ' ' | tr '\n' ' ')"
 
-create() { # create NAME VCPUS EXTRA
-    sed -e "s/@NAME@/$1/" -e "s/@VCPUS@/$2/" -e "s/@EXTRA@/$3/" /domu/domu.cfg.in >/tmp/$1.cfg
+create() { # create NAME VCPUS EXTRA [MAXVCPUS]
+    sed -e "s/@NAME@/$1/" -e "s/@VCPUS@/$2/" -e "s/@EXTRA@/$3/" -e "s/@MAXVCPUS@/${4:-$2}/" \
+        /domu/domu.cfg.in >/tmp/$1.cfg
     T0=$(up)
     timeout 600 xl create /tmp/$1.cfg >/tmp/$1.out 2>&1
     res "xl-create-$1" $? "$2 vCPUs, $(awk "BEGIN{print $(up)-$T0}")s"
@@ -28,7 +29,7 @@ create() { # create NAME VCPUS EXTRA
 # more, and that is said (seen on Debian 13's 6.12 PV kernel under QEMU TCG:
 # vCPU 1 never came online and /init never ran).  A FAIL if it is not up
 # the second time either.
-wait_alive() {
+wait_alive() { # wait_alive NAME VCPUS EXTRA [MAXVCPUS]
     for try in 1 2; do
         D=$(xl domid "$1" 2>/dev/null); T0=$(up); T=; i=0
         while [ -n "$D" ] && [ $i -lt 120 ]; do
@@ -43,14 +44,62 @@ wait_alive() {
         xl vcpu-list "$1" 2>&1 | sed 's/^/XT: vcpu-list: /'
         [ $try = 2 ] && break
         xl destroy "$1"
-        create "$1" "$2" "$3"
+        create "$1" "$2" "$3" "${4:-}"
     done
     say "FAIL up-$1 not up after two tries"
     return 1
 }
 
-create busy2 2 busy
-wait_alive busy2 2 busy; D2=$D
+if grep -qw xt_rewrite /proc/cmdline; then
+    # The rewrite test (hypervisor built with a DO-NOT-APPLY patch that
+    # shares the table writable): a canary domU, and a target whose vCPUs
+    # change state (busy loop, vcpu-set, pause/unpause) while stats-rewrite
+    # rewrites every byte of its table.  Xen must stay up, and the host
+    # checks the serial log between the two markers.
+    create canary 2 idle
+    create target 2 busy 4
+    wait_alive canary 2 idle; DC=$D
+    wait_alive target 2 busy 4; DT=$D
+    say "rewrite: target domid $DT (2 of 4 vCPUs online, busy), canary domid $DC"
+    (
+        n=0
+        while [ ! -e /tmp/stop-churn ]; do
+            n=$((n + 1))
+            xl vcpu-set target $((n % 4 + 1)) 2>/dev/null
+            sleep 1
+            xl pause target 2>/dev/null
+            usleep 300000 2>/dev/null || sleep 1
+            xl unpause target 2>/dev/null
+        done
+        echo "$n" >/tmp/churn-rounds
+    ) &
+    CHURN=$!
+    S=$(arg xt_rewrite_seconds)
+    echo "XT-REWRITE-BEGIN at $(up)s"
+    timeout 600 stats-rewrite "$DT" "$DC" "${S:-60}" >/tmp/rw.out 2>&1
+    rc=$?
+    echo "XT-REWRITE-END at $(up)s"
+    touch /tmp/stop-churn; wait $CHURN
+    sed 's/^/XT: stats-rewrite: /' /tmp/rw.out
+    res stats-rewrite $rc "target $DT, canary $DC; $(cat /tmp/churn-rounds 2>/dev/null) vcpu-set/pause rounds"
+    xl vcpu-list 2>&1 | sed 's/^/XT: vcpu-list after: /'
+    xl list 2>&1 | sed 's/^/XT: xl list after: /'
+    xl unpause target 2>/dev/null
+    xl destroy target; res destroy-target $? "after the rewrite"
+    xl destroy canary; res destroy-canary $? "after the rewrite"
+    xl info >/dev/null 2>&1; res xen-alive $? "xl info answers after the rewrite"
+    xl dmesg | grep -iE "vcpu.?stats|assert|bug|warn|fatal|panic" | sed 's/^/XT: xl dmesg: /' | tail -20
+    echo "XENTEST-DONE at $(up)s"
+    sync
+    poweroff -f
+fi
+
+# A tree's own build (xt_tree, 4.22 or master with the new series): busy2
+# may grow to 3 vCPUs, the third set online after the table is published
+MAXV=
+grep -qw xt_tree /proc/cmdline && MAXV=3
+create busy2 2 busy $MAXV
+wait_alive busy2 2 busy $MAXV; D2=$D
 say "domU busy2 = domid $D2 ($(xenstore-read /local/domain/$D2/data/alive 2>/dev/null)), up in ${T}s"
 sleep 3   # let the busy loop settle
 
@@ -72,6 +121,30 @@ if [ -x /usr/bin/vcpustats-check ]; then
     rc=$?
     sed 's/^/XT: check: /' /tmp/check.out
     res vcpustats-check $rc "domid $D2"
+fi
+if [ -n "$MAXV" ]; then
+    # a vCPU brought up after publication, Domain-0's own records, and the
+    # checker the series adds to Xen's tools/tests
+    xl vcpu-set busy2 3 >/tmp/vcpu-set.out 2>&1; rc=$?
+    sed 's/^/XT: vcpu-set: /' /tmp/vcpu-set.out
+    res vcpu-set-up $rc "busy2 from 2 to 3 vCPUs"
+    sleep 3
+    xl vcpu-list busy2 2>&1 | sed 's/^/XT: vcpu-list: /'
+    timeout 120 vcpustats-check check "$D2" --busy 1 --seconds 5 >/tmp/check3.out 2>&1
+    rc=$?
+    sed 's/^/XT: check-hotadd: /' /tmp/check3.out
+    res vcpustats-check-hotadd $rc "domid $D2, vCPU 2 up after publication"
+    timeout 120 vcpustats-check check 0 --seconds 5 >/tmp/check0.out 2>&1
+    rc=$?
+    sed 's/^/XT: check-dom0: /' /tmp/check0.out
+    res vcpustats-check-dom0 $rc "Domain-0's own records"
+    for t in /usr/lib/xen/tests/*; do
+        [ -x "$t" ] || continue
+        timeout 120 "$t" "$D2" >/tmp/tt.out 2>&1
+        rc=$?
+        sed "s|^|XT: ${t##*/}: |" /tmp/tt.out | head -40
+        res "tools-tests-${t##*/}" $rc "domid $D2"
+    done
 fi
 if [ -x /usr/bin/xenstats ]; then
     timeout 60 xenstats vcpu "$D2" >/tmp/xs.out 2>&1; rc=$?

@@ -12,6 +12,18 @@ if grep -qw busy /proc/cmdline; then
     taskset 0x2 sh -c 'while :; do :; done' &
     echo "DOMU busy loop on vCPU 1 (pid $!)"
 fi
+# What udev does: a vCPU that dom0 makes available (xl vcpu-set) is only
+# present until user space brings it online
+(
+    while :; do
+        for f in /sys/devices/system/cpu/cpu[0-9]*/online; do
+            n=${f#/sys/devices/system/cpu/cpu}; n=${n%/online}
+            [ "$(cat "$f")" = 0 ] && [ "$(xenstore-read "cpu/$n/availability" 2>/dev/null)" = online ] &&
+                echo 1 >"$f" 2>/dev/null
+        done
+        sleep 1
+    done
+) &
 xenstore-write data/alive "$(grep -c ^processor /proc/cpuinfo) cpus" || echo "DOMU xenstore-write failed"
 echo "DOMU up: $(grep -c ^processor /proc/cpuinfo) vCPUs"
 while :; do sleep 3600; done

@@ -20,20 +20,83 @@
 #   XEN_VERSION=4.20  Debian 13's kernel and Xen tools, binaries built in
 #                  the Debian 13 chroot; defaults build-xen-hv/out-4.20/xen,
 #                  build-xen-hv/e2e-4.20, build-e2e-4.20
+#   XEN_VERSION=4.22 or master  a whole tree built by xen/build-xen-tree.sh
+#                  (`make xen-tree`): its hypervisor with its OWN tools
+#                  (that script's output directory for the same XEN_DEBUG,
+#                  XEN_SERIES and XEN_HV_EXTRA_PATCHES), Debian 13's kernel
+#                  fetched by the apt of that script's chroot, vcpustats-check
+#                  built there against the tree's libraries; the series'
+#                  tools/tests programs are run too.  XENSTATS defaults to
+#                  none (the project's binary links Debian's 4.20 libraries).
+#                  Work directory build-xen-hv/e2e-<version>[-debug...].
+#                  XEN_TOOLS_ROOT=DIR takes the tools from another build
+#                  of the same tree (a DESTDIR inside build-xen-hv)
+#   DOM0_EXTRA=xt_rewrite [xt_rewrite_seconds=N]  the rewrite test instead
+#                  (scripts/rewrite-test.sh)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 export XEN_VERSION=${XEN_VERSION:-4.17}
 V=
 [ "$XEN_VERSION" = 4.17 ] || V=-$XEN_VERSION
+TREE_OUT=
+case $XEN_VERSION in
+4.22 | master)
+    TREE_OUT=$("$REPO/xen/build-xen-tree.sh" out) || exit 1
+    V=${TREE_OUT##*/out}
+    ;;
+esac
 WORK=${WORK:-$REPO/build-xen-hv/e2e$V}
-XEN=${XEN:-$REPO/build-xen-hv/out$V/xen}
+XEN=${XEN:-${TREE_OUT:-$REPO/build-xen-hv/out$V}/xen}
 TIMEOUT=${TIMEOUT:-1200}
 SMP=${SMP:-2}
 MEM=${MEM:-2048}
-B=$WORK/build
 
-[ -f "$XEN" ] || { echo "no hypervisor at $XEN (make xen-hypervisor)" >&2; exit 1; }
+[ -f "$XEN" ] || { echo "no hypervisor at $XEN (make xen-hypervisor, or make xen-tree)" >&2; exit 1; }
+B=$WORK/build
+rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
+if [ -n "$TREE_OUT" ]; then
+    export XEN_TOOLS_ROOT=${XEN_TOOLS_ROOT:-$TREE_OUT/dist}
+    [ -x "$XEN_TOOLS_ROOT/usr/sbin/xl" ] || { echo "no tools in $XEN_TOOLS_ROOT (make xen-tree)" >&2; exit 1; }
+    for t in qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static; do
+        command -v "${t%%:*}" >/dev/null || [ -x "/bin/${t%%:*}" ] || apt-get -o DPkg::Lock::Timeout=600 -y -q install \
+            --no-install-recommends "${t#*:}" >/dev/null || { echo "cannot install ${t#*:}" >&2; exit 1; }
+    done
+    export TRIXIE_ROOT
+    TRIXIE_ROOT=$("$REPO/xen/build-xen-tree.sh" chroot) || exit 1
+    # Debian 13's kernel, through the chroot's apt
+    E2E_DIR=${E2E_DIR:-$REPO/build-e2e-tree}
+    PKGROOT=$E2E_DIR/pkgroot
+    if [ ! -f "$PKGROOT/.complete" ]; then
+        mkdir -p "$E2E_DIR/debs" && chmod 777 "$E2E_DIR/debs"
+        KPKG=$(chroot "$TRIXIE_ROOT" apt-cache depends linux-image-amd64 2>/dev/null |
+            awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+        [ -n "$KPKG" ] || { echo "no linux-image-amd64 candidate in the chroot" >&2; exit 1; }
+        D=${E2E_DIR#"$REPO"/}
+        case $D in /*) echo "E2E_DIR must be inside the repository for the chroot's apt" >&2; exit 1 ;; esac
+        "$REPO/xen/build-xen-tree.sh" exec sh -c "cd /src/$D/debs && apt-get -q download $KPKG" >/dev/null ||
+            { echo "downloading $KPKG failed" >&2; exit 1; }
+        rm -rf "$PKGROOT"; mkdir -p "$PKGROOT"
+        dpkg-deb -x "$(ls "$E2E_DIR/debs/${KPKG}_"*.deb | head -1)" "$PKGROOT"
+        touch "$PKGROOT/.complete"
+    fi
+    # the checker against the tree's own libraries
+    HVD=${XEN_HV_DIR:-$REPO/build-xen-hv}
+    for d in "$B" "$XEN_TOOLS_ROOT"; do
+        case $d in "$HVD"/*) ;; *) echo "$d must be inside $HVD (the chroot sees only that)" >&2; exit 1 ;; esac
+    done
+    IN=/hv/${XEN_TOOLS_ROOT#"$HVD"/}
+    IB=/hv/${B#"$HVD"/}
+    for c in vcpustats-check stats-rewrite; do
+        "$REPO/xen/build-xen-tree.sh" exec gcc -O2 -Wall -Wextra -Werror -I/src/include -I"$IN/usr/include" \
+            -o "$IB/$c" "/src/tests/e2e/$c.c" -L"$IN/usr/lib" \
+            -Wl,-rpath-link,"$IN/usr/lib" -lxenctrl -lxenforeignmemory || exit 1
+    done
+    XENSTATS=${XENSTATS:-none}
+    # the checks only a tree's series passes (a vCPU set online after
+    # publication, Domain-0's own records, its tools/tests checker)
+    case " ${DOM0_EXTRA:-} " in *" xt_rewrite "*) ;; *) DOM0_EXTRA="${DOM0_EXTRA:-} xt_tree" ;; esac
+else
 # Debian's packages (host: QEMU, busybox, cpio; guest: kernel, Xen's tools),
 # shared with `make e2e-xen`.
 export E2E_DIR=${E2E_DIR:-$REPO/build-e2e$V}
@@ -42,14 +105,16 @@ mkdir -p "$E2E_DIR/logs"
     { tail -30 "$E2E_DIR/logs/install.log"; echo "xen-hypervisor-e2e: install failed" >&2; exit 1; }
 PKGROOT=$E2E_DIR/pkgroot
 [ "$XEN_VERSION" = 4.17 ] || export TRIXIE_ROOT=${TRIXIE_ROOT:-$("$REPO/scripts/trixie.sh" chroot-dir)}
+fi
 # shellcheck source=tests/e2e/initramfs.sh
 . "$REPO/tests/e2e/initramfs.sh"
 KVER=$(initramfs_kver "$PKGROOT")
 
-rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
 if gzip -t "$XEN" 2>/dev/null; then zcat "$XEN" >"$B/xen"; else cp "$XEN" "$B/xen"; fi
 cp "$PKGROOT/boot/vmlinuz-$KVER" "$B/vmlinuz"
-if [ "$XEN_VERSION" = 4.17 ]; then
+if [ -n "$TREE_OUT" ]; then
+    : # built above
+elif [ "$XEN_VERSION" = 4.17 ]; then
     gcc -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/vcpustats-check" "$REPO/tests/e2e/vcpustats-check.c" \
         -lxenctrl -lxenforeignmemory || exit 1
 else
@@ -77,9 +142,14 @@ R=$B/dom0-root
 initramfs_base "$R"
 initramfs_dom0_tools "$R"
 initramfs_bin "$R" "$B/vcpustats-check" /usr/bin/vcpustats-check
+[ -f "$B/stats-rewrite" ] && initramfs_bin "$R" "$B/stats-rewrite" /usr/bin/stats-rewrite
 if [ "$XENSTATS" != none ]; then
     initramfs_xenstats "$R" "$XENSTATS"
 fi
+# the series' tools/tests programs (build-xen-tree.sh copies them there)
+for t in "${XEN_TOOLS_ROOT:-/nonexistent}"/usr/lib/xen/tests/*; do
+    [ -f "$t" ] && initramfs_bin "$R" "$t" "/usr/lib/xen/tests/${t##*/}"
+done
 cp "$B/vmlinuz" "$R/domu/vmlinuz"
 cp "$B/domu.cpio" "$R/domu/initrd"
 cat >"$R/domu/domu.cfg.in" <<'CFG'
@@ -90,6 +160,7 @@ ramdisk = "/domu/initrd"
 extra = "console=hvc0 rdinit=/init quiet @EXTRA@"
 memory = 96
 vcpus = @VCPUS@
+maxvcpus = @MAXVCPUS@
 on_poweroff = "destroy"
 on_crash = "destroy"
 CFG
@@ -116,8 +187,23 @@ while kill -0 $QPID 2>/dev/null; do
 done
 wait $QPID
 echo "[host] QEMU ran $(($(date +%s) - start)) s"
-grep -a "XT: \|XENTEST-\|Xen version\|(XEN) \*\*\*\|Panic\|FATAL" "$LOG" | tr -d '\r'
-if grep -aq "XENTEST-DONE" "$LOG" && ! grep -aqE '^XT: ([A-Za-z0-9 -]+: )*FAIL ' "$LOG"; then
+grep -a "XT: \|XENTEST-\|XT-REWRITE-\|Xen version\|(XEN) \*\*\*\|Panic\|FATAL" "$LOG" | tr -d '\r'
+# Xen's own alarms: a crash, a failed assertion, a BUG or WARN (the debug
+# build's checks) anywhere in the log fail the run
+XEN_ALARM='\(XEN\).*(Assertion .* failed|Xen BUG at|Xen WARN at|FATAL|Panic on CPU|Xen call trace)'
+alarm=0
+if grep -aqE "$XEN_ALARM" "$LOG"; then
+    alarm=1
+    echo "[host] FAIL xen-alarm: Xen reported:"
+    grep -aE -A3 "$XEN_ALARM" "$LOG" | tr -d '\r' | head -40
+fi
+if grep -aq "XT-REWRITE-BEGIN" "$LOG"; then
+    # what Xen said while the table was rewritten
+    echo "[host] Xen's messages during the rewrite:"
+    sed -n '/XT-REWRITE-BEGIN/,/XT-REWRITE-END/p' "$LOG" | grep -a '^(XEN)' | tr -d '\r' | head -40
+    echo "[host] $(sed -n '/XT-REWRITE-BEGIN/,/XT-REWRITE-END/p' "$LOG" | grep -ac '^(XEN)') (XEN) lines during the rewrite"
+fi
+if [ $alarm = 0 ] && grep -aq "XENTEST-DONE" "$LOG" && ! grep -aqE '^XT: ([A-Za-z0-9 -]+: )*FAIL ' "$LOG"; then
     echo "[host] OVERALL PASS (log: $LOG)"; exit 0
 fi
 echo "[host] OVERALL FAIL (log: $LOG)"; tail -30 "$LOG" | tr -d '\r'; exit 1
