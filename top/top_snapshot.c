@@ -233,11 +233,11 @@ static int view_domain(const struct export_domain *in, struct top_domain *d, cha
         return oom(err, errlen);
     for (uint32_t i = 0; in->vcpus && i < in->nr_vcpus; i++) {
         const struct export_vcpu *v = &in->vcpus[i];
-        struct top_vcpu *out = &d->vcpus[d->nr_vcpu_rows];
+        struct top_vcpu *out;
 
         if (v->absent)
             continue;
-        d->nr_vcpu_rows++;
+        out = &d->vcpus[d->nr_vcpu_rows++];
         out->vcpu = i;
         out->state = v->state < XENSTATS_VCPU_NR_RUNSTATES ? v->state : -1;
         for (unsigned int s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
