@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * xenstats top's model (top_snapshot.c): a snapshot is what the agent's
- * /api/v1/snapshot says (docs/agent-api.md), or what the direct mode reads
- * in-process, reduced to what the view shows, with the rates of the last
- * interval.  Every string in it has been escaped (top_escape()) so it holds
- * printable ASCII only: guest-chosen names can never reach the terminal as
- * control sequences.
+ * xenstats top's view (top_snapshot.c) of a snapshot of lib/export's model
+ * (struct export_snapshot: what the agent's /api/v1/snapshot says, read by
+ * export_snapshot_read_json(), or what the direct mode collects
+ * in-process): what the screen shows, as text and figures, with the rates
+ * of the last interval.  Every string in it has been escaped (top_escape())
+ * so it holds printable ASCII only: guest-chosen names can never reach the
+ * terminal as control sequences.
  */
 #ifndef XENSTATS_TOP_SNAPSHOT_H
 #define XENSTATS_TOP_SNAPSHOT_H
@@ -16,11 +17,6 @@
 
 #include "export/export.h"
 
-/* Bounds on what one snapshot may hold; larger is rejected as malformed. */
-#define TOP_MAX_DOMAINS 65536
-#define TOP_MAX_VCPUS 16384
-#define TOP_MAX_SETS 4096
-#define TOP_MAX_STATS 65536
 /* Escaped strings are cut to this many bytes (plus "..."). */
 #define TOP_MAX_STRING 200
 
@@ -130,22 +126,20 @@ int top_reason(char *err, size_t errlen, int r, const char *fmt, ...) __attribut
 enum top_set_severity top_set_severity_of(const char *state);
 
 /*
- * Parse the agent's JSON snapshot of `len` bytes, validating every member it
- * uses (types, ranges, bounds above).  Returns 0 and a snapshot the caller
- * frees with top_snapshot_free(), or -EBADMSG with a reason such as
+ * The view of snapshot s: 0 and a view the caller frees with
+ * top_snapshot_free() (s is not kept), or -ENOMEM with a reason in err.
+ */
+int top_snapshot_view(const struct export_snapshot *s, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
+
+/*
+ * The view of the agent's JSON snapshot of `len` bytes, read by
+ * export_snapshot_read_json() (which validates every member: types,
+ * ranges, bounds).  Returns 0 and a view the caller frees with
+ * top_snapshot_free(), or -EBADMSG with a reason such as
  * "domains[2].vcpus[0].running: expected a number or null" in err, or
  * -ENOMEM.
  */
 int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
-
-/* A snapshot of nothing, to be filled by a source; NULL when out of memory. */
-struct top_snapshot *top_snapshot_new(void);
-
-/*
- * Sort domains by domid and vCPUs by number, compute each domain's worst
- * PV set state.  -EBADMSG with a reason for duplicate domids or vCPUs.
- */
-int top_snapshot_finish(struct top_snapshot *snap, char *err, size_t errlen);
 
 void top_snapshot_free(struct top_snapshot *snap);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * xenstats top --direct: the agent's collector run in-process.  Each fetch
- * is one collector round, rendered as the agent's JSON and read back by the
- * same decoder as a snapshot from the agent, so the two views cannot
- * disagree.  The collector keeps maps open across fetches (mapping is the
+ * is one collector round, a snapshot of lib/export's model as the agent
+ * would serve it, shown through the same view as a snapshot read from the
+ * agent's JSON, so the two cannot disagree.  The collector keeps maps open across fetches (mapping is the
  * costly part).  It does not create domains' `stats` nodes: a viewer
  * leaves xenstore as the toolstack (or the agent) made it.
  */
@@ -62,16 +62,11 @@ void top_direct_close(struct top_direct *d)
 int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct export_snapshot *s = collector_collect(d->collector, NULL);
-    const char *json;
-    size_t len;
     int r;
 
     if (!s)
         return top_reason(err, errlen, -ENOMEM, "out of memory");
-    json = export_snapshot_render(s, EXPORT_FORMAT_JSON, &len);
-    r = json ? top_snapshot_parse(json, len, ret_snapshot, err, errlen) : -ENOMEM;
-    if (!json)
-        top_reason(err, errlen, -ENOMEM, "out of memory");
+    r = top_snapshot_view(s, ret_snapshot, err, errlen);
     export_snapshot_unref(s);
     return r;
 }

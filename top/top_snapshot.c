@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * xenstats top: the agent's JSON snapshot (docs/agent-api.md) into the
- * view's model.  The agent is trusted-ish but most of its strings come from
- * guests, so every member is type-checked and bounded and every string is
- * escaped before anything else sees it.
+ * xenstats top's view of a snapshot of lib/export (read from the agent's
+ * JSON by export_snapshot_read_json(), or collected in-process): display
+ * strings, escaped before anything else sees them (most come from
+ * guests), the figures as people read them, the rates between two
+ * snapshots and the sort orders.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <json-c/json.h>
 
 #include "top/snapshot.h"
 #include "top/sort.h"
@@ -21,22 +20,32 @@ static const char *const severity_names[] = {
     [TOP_SET_STALE] = "stale",         [TOP_SET_TIMED_OUT] = "timed-out", [TOP_SET_REJECTED] = "rejected",
 };
 
-/* Bytes byte c takes escaped. */
-static size_t escaped_size(unsigned char c)
+/*
+ * Bytes the byte at s[i] takes escaped; *ret_in the bytes it stands for.
+ * C0 80 is how lib/export's reader keeps a U+0000 of the JSON: "\x00".
+ */
+static size_t escaped_size(const char *s, size_t len, size_t i, size_t *ret_in)
 {
+    unsigned char c = (unsigned char)s[i];
+
+    *ret_in = 1;
+    if (c == 0xc0 && i + 1 < len && (unsigned char)s[i + 1] == 0x80) {
+        *ret_in = 2;
+        return 4;
+    }
     return c == '\\' ? 2 : (c < 0x20 || c > 0x7e) ? 4 : 1;
 }
 
 char *top_escape(const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t i, o = 0, size = 0, keep = 0;
+    size_t i, o = 0, size = 0, keep = 0, in;
     bool cut = false;
     char *out;
 
     /* Sized exactly: a large snapshot holds hundreds of thousands of names. */
-    for (keep = 0; keep < len; keep++) {
-        size_t need = escaped_size((unsigned char)s[keep]);
+    for (keep = 0; keep < len; keep += in) {
+        size_t need = escaped_size(s, len, keep, &in);
 
         if (size + need > TOP_MAX_STRING) {
             cut = true;
@@ -47,13 +56,16 @@ char *top_escape(const char *s, size_t len)
     out = malloc(size + (cut ? 3 : 0) + 1);
     if (!out)
         return NULL;
-    for (i = 0; i < keep; i++) {
+    for (i = 0; i < keep; i += in) {
         unsigned char c = (unsigned char)s[i];
+        size_t n = escaped_size(s, len, i, &in);
 
+        if (in == 2)
+            c = 0;
         if (c == '\\') {
             out[o++] = '\\';
             out[o++] = '\\';
-        } else if (escaped_size(c) == 4) {
+        } else if (n == 4) {
             out[o++] = '\\';
             out[o++] = 'x';
             out[o++] = hex[c >> 4];
@@ -92,525 +104,157 @@ enum top_set_severity top_set_severity_of(const char *state)
     return TOP_SET_UNKNOWN;
 }
 
-/* ---- validation helpers ---------------------------------------------- */
+/* ---- the view of a snapshot of lib/export ------------------------------ */
 
-struct ctx {
-    char *err;
-    size_t errlen;
-    int r; /* first error */
-};
+void top_snapshot_free(struct top_snapshot *snap);
 
-static int bad(struct ctx *c, const char *where, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int bad(struct ctx *c, const char *where, const char *key, const char *fmt, ...)
+static int oom(char *err, size_t errlen)
 {
-    va_list ap;
-    int n;
-
-    if (c->r)
-        return c->r;
-    c->r = -EBADMSG;
-    if (!c->err || !c->errlen)
-        return c->r;
-    n = snprintf(c->err, c->errlen, "%s%s%s: ", where, *where && key ? "." : "", key ? key : "");
-    if (n < 0 || (size_t)n >= c->errlen)
-        return c->r;
-    va_start(ap, fmt);
-    vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    return c->r;
+    return top_reason(err, errlen, -ENOMEM, "out of memory");
 }
 
-static int oom(struct ctx *c)
+/* An escaped copy of s, NULL for NULL; false only when out of memory. */
+static bool escape(const char *s, char **ret)
 {
-    if (!c->r) {
-        c->r = -ENOMEM;
-        if (c->err && c->errlen)
-            snprintf(c->err, c->errlen, "out of memory");
-    }
-    return c->r;
+    *ret = s ? top_escape(s, strlen(s)) : NULL;
+    return !s || *ret;
 }
 
-/* NULL when absent or JSON null. */
-static struct json_object *member(struct json_object *obj, const char *key)
+/* A figure for people: seconds for one kept in ns. */
+static double figure_value(enum export_figure_id id, uint64_t v)
 {
-    struct json_object *v = NULL;
-
-    return json_object_object_get_ex(obj, key, &v) ? v : NULL;
+    return export_figure_decls[id].ns ? (double)v / 1e9 : (double)v;
 }
 
-static bool present(struct json_object *obj, const char *key)
-{
-    return json_object_object_get_ex(obj, key, NULL);
-}
-
-/* An unsigned integer member no larger than max; required or null/absent. */
-static int get_uint(struct ctx *c, const char *where, struct json_object *obj, const char *key, uint64_t max,
-                    bool required, bool *ret_valid, uint64_t *ret_value)
-{
-    struct json_object *v = member(obj, key);
-
-    if (ret_valid)
-        *ret_valid = false;
-    if (!v) {
-        if (required)
-            return bad(c, where, key, present(obj, key) ? "must not be null" : "missing");
-        return 0;
-    }
-    if (!json_object_is_type(v, json_type_int))
-        return bad(c, where, key, "expected an integer%s", required ? "" : " or null");
-    /* json-c keeps integers above INT64_MAX as unsigned; negatives as signed. */
-    if (json_object_get_int64(v) < 0)
-        return bad(c, where, key, "negative");
-    if (json_object_get_uint64(v) > max)
-        return bad(c, where, key, "%llu is out of range (at most %llu)",
-                   (unsigned long long)json_object_get_uint64(v), (unsigned long long)max);
-    *ret_value = json_object_get_uint64(v);
-    if (ret_valid)
-        *ret_valid = true;
-    return 0;
-}
-
-/* A finite non-negative number; null/absent leaves it invalid. */
-static int get_seconds(struct ctx *c, const char *where, struct json_object *obj, const char *key, bool required,
-                       bool *ret_valid, double *ret_value)
-{
-    struct json_object *v = member(obj, key);
-    double d;
-
-    *ret_valid = false;
-    if (!v) {
-        if (required)
-            return bad(c, where, key, present(obj, key) ? "must not be null" : "missing");
-        return 0;
-    }
-    if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-        return bad(c, where, key, "expected a number%s", required ? "" : " or null");
-    d = json_object_get_double(v);
-    if (!isfinite(d) || d < 0)
-        return bad(c, where, key, "expected a finite non-negative number");
-    *ret_value = d;
-    *ret_valid = true;
-    return 0;
-}
-
-/* An escaped copy of a string member; NULL (and 0) when null/absent and optional. */
-static int get_string(struct ctx *c, const char *where, struct json_object *obj, const char *key, bool required,
-                      char **ret_str)
-{
-    struct json_object *v = member(obj, key);
-
-    *ret_str = NULL;
-    if (!v) {
-        if (required)
-            return bad(c, where, key, present(obj, key) ? "must not be null" : "missing");
-        return 0;
-    }
-    if (!json_object_is_type(v, json_type_string))
-        return bad(c, where, key, "expected a string%s", required ? "" : " or null");
-    *ret_str = top_escape(json_object_get_string(v), (size_t)json_object_get_string_len(v));
-    return *ret_str ? 0 : oom(c);
-}
-
-/* An array member of at most max elements; absent or null is empty. */
-static int get_array(struct ctx *c, const char *where, struct json_object *obj, const char *key, size_t max,
-                     struct json_object **ret_array, size_t *ret_len)
-{
-    struct json_object *v = member(obj, key);
-
-    *ret_array = NULL;
-    *ret_len = 0;
-    if (!v)
-        return 0;
-    if (!json_object_is_type(v, json_type_array))
-        return bad(c, where, key, "expected an array");
-    if (json_object_array_length(v) > max)
-        return bad(c, where, key, "%zu elements is more than the %zu allowed", json_object_array_length(v), max);
-    *ret_array = v;
-    *ret_len = json_object_array_length(v);
-    return 0;
-}
-
-static int expect_object(struct ctx *c, const char *where, struct json_object *v)
-{
-    if (!json_object_is_type(v, json_type_object))
-        return bad(c, where, NULL, "expected an object");
-    return 0;
-}
-
-/* ---- the snapshot ----------------------------------------------------- */
-
-/* The path of an element for messages, such as "domains[2].vcpus[0]". */
-static void path_of(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void path_of(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
-static int parse_vcpu(struct ctx *c, const char *where, struct json_object *o, struct top_vcpu *v)
-{
-    struct json_object *state;
-    uint64_t n = 0;
-    unsigned int s;
-
-    v->state = -1;
-    if (expect_object(c, where, o) || get_uint(c, where, o, "vcpu", TOP_MAX_VCPUS - 1, true, NULL, &n))
-        return c->r;
-    v->vcpu = (uint32_t)n;
-    state = member(o, "state");
-    if (state) {
-        if (!json_object_is_type(state, json_type_string))
-            return bad(c, where, "state", "expected a string or null");
-        for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++)
-            if (!strcmp(json_object_get_string(state), xenstats_vcpu_runstate_name(s)))
-                v->state = (int)s;
-        /* An unknown state is shown as unknown, not trusted. */
-    }
-    for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++)
-        if (get_seconds(c, where, o, xenstats_vcpu_runstate_name(s), false, &v->time_valid[s], &v->time[s]))
-            return c->r;
-    return get_uint(c, where, o, "state_changes", UINT64_MAX, false, &v->changes_valid, &v->changes);
-}
-
-static char *format_value(struct json_object *v)
-{
-    char buf[64];
-
-    if (!v)
-        return strdup("-");
-    switch (json_object_get_type(v)) {
-    case json_type_int:
-        if (json_object_get_int64(v) < 0)
-            snprintf(buf, sizeof(buf), "%lld", (long long)json_object_get_int64(v));
-        else
-            snprintf(buf, sizeof(buf), "%llu", (unsigned long long)json_object_get_uint64(v));
-        return strdup(buf);
-    case json_type_double:
-        snprintf(buf, sizeof(buf), "%.6g", json_object_get_double(v));
-        return strdup(buf);
-    case json_type_boolean:
-        return strdup(json_object_get_boolean(v) ? "true" : "false");
-    case json_type_string:
-        return top_escape(json_object_get_string(v), (size_t)json_object_get_string_len(v));
-    default:
-        return NULL;
-    }
-}
-
-static int parse_stat(struct ctx *c, const char *where, struct json_object *o, struct top_stat *st)
-{
-    struct json_object *v;
-
-    if (expect_object(c, where, o) || get_string(c, where, o, "name", true, &st->name) ||
-        get_string(c, where, o, "type", false, &st->type))
-        return c->r;
-    if (!st->type && !(st->type = strdup("-")))
-        return oom(c);
-    v = member(o, "value");
-    if (v && (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array)))
-        return bad(c, where, "value", "expected a number, a string or null");
-    st->value = format_value(v);
-    return st->value ? 0 : oom(c);
-}
-
-static int parse_set(struct ctx *c, const char *where, struct json_object *o, struct top_set *set)
-{
-    struct json_object *stats;
-    char sub[128];
-    size_t i;
-
-    if (expect_object(c, where, o) || get_string(c, where, o, "provider", true, &set->provider) ||
-        get_string(c, where, o, "set", true, &set->set) || get_string(c, where, o, "state", true, &set->state) ||
-        get_string(c, where, o, "reason", false, &set->reason) ||
-        get_uint(c, where, o, "samples", UINT64_MAX, false, NULL, &set->samples) ||
-        get_uint(c, where, o, "timeouts", UINT64_MAX, false, NULL, &set->timeouts) ||
-        get_uint(c, where, o, "errors", UINT64_MAX, false, NULL, &set->errors) ||
-        get_seconds(c, where, o, "latency", false, &set->latency_valid, &set->latency) ||
-        get_array(c, where, o, "stats", TOP_MAX_STATS, &stats, &set->nr_stats))
-        return c->r;
-    set->severity = top_set_severity_of(set->state);
-    if (!set->nr_stats)
-        return 0;
-    set->stats = calloc(set->nr_stats, sizeof(*set->stats));
-    if (!set->stats) {
-        set->nr_stats = 0;
-        return oom(c);
-    }
-    for (i = 0; i < set->nr_stats; i++) {
-        path_of(sub, sizeof(sub), "%s.stats[%zu]", where, i);
-        if (parse_stat(c, sub, json_object_array_get_idx(stats, i), &set->stats[i]))
-            return c->r;
-    }
-    return 0;
-}
-
-/* The state flags of the JSON, as xentop shows them. */
-static int parse_state(struct ctx *c, const char *where, struct json_object *o, struct top_domain *d)
-{
-    static const struct {
-        const char *name;
-        char letter;
-        int column;
-    } flags[] = {{"dying", 'd', 0},   {"shutdown", 's', 1}, {"blocked", 'b', 2},
-                 {"crashed", 'c', 3}, {"paused", 'p', 4},   {"running", 'r', 5}};
-    struct json_object *state;
-    size_t i, k, n;
-
-    snprintf(d->state, sizeof(d->state), "?");
-    if (get_array(c, where, o, "state", 16, &state, &n) || !state)
-        return c->r;
-    snprintf(d->state, sizeof(d->state), "------");
-    for (i = 0; i < n; i++) {
-        struct json_object *v = json_object_array_get_idx(state, i);
-
-        if (!json_object_is_type(v, json_type_string))
-            return bad(c, where, "state", "expected an array of strings");
-        /* a flag this build does not know is left out */
-        for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-            if (!strcmp(json_object_get_string(v), flags[k].name))
-                d->state[flags[k].column] = flags[k].letter;
-    }
-    return 0;
-}
-
-/*
- * The FIGUREs of `scope` in object o, each optional: seconds for time
- * figures, integers otherwise; added into fig[] when `sum`.
- */
-static int parse_figures(struct ctx *c, const char *where, struct json_object *o, enum export_figure_scope scope, bool sum,
-                         bool *fig_valid, double *fig)
+/* The figures of `scope` in f into fig[], added when `sum`. */
+static void view_figures(const struct export_figs *f, enum export_figure_scope scope, bool sum, bool *fig_valid,
+                         double *fig)
 {
     for (int id = 0; id < EXPORT_FIG_COUNT; id++) {
-        const struct export_figure_decl *fd = &export_figure_decls[id];
-        bool valid = false;
-        uint64_t u = 0;
-        double v = 0;
+        double v;
 
-        if (fd->scope != scope)
+        if (export_figure_decls[id].scope != scope || !export_figs_known(f, (enum export_figure_id)id))
             continue;
-        if (fd->ns) {
-            if (get_seconds(c, where, o, fd->json, false, &valid, &v))
-                return c->r;
-        } else {
-            if (get_uint(c, where, o, fd->json, UINT64_MAX, false, &valid, &u))
-                return c->r;
-            v = (double)u;
-        }
-        if (!valid)
-            continue;
+        v = figure_value((enum export_figure_id)id, export_figs_get(f, (enum export_figure_id)id));
         fig[id] = sum && fig_valid[id] ? fig[id] + v : v;
         fig_valid[id] = true;
     }
-    return 0;
 }
 
-/* A domain's vifs or vbds: counted, their figures summed into the domain's. */
-static int parse_devices(struct ctx *c, const char *where, struct json_object *o, const char *key,
-                         enum export_figure_scope scope, struct top_domain *d, size_t *ret_count)
+/* A statistic's value as text: as it came when its type cannot hold it. */
+static char *stat_value(const struct export_stat *st)
 {
-    struct json_object *list;
-    char sub[128];
-    size_t i;
+    char buf[64];
 
-    if (get_array(c, where, o, key, 65536, &list, ret_count))
-        return c->r;
-    for (i = 0; i < *ret_count; i++) {
-        struct json_object *dev = json_object_array_get_idx(list, i);
+    if (st->ascii)
+        return top_escape(st->ascii, strlen(st->ascii));
+    if (!st->valid)
+        snprintf(buf, sizeof(buf), "-");
+    else if (st->type == XEN_PV_STATS_TYPE_S64)
+        snprintf(buf, sizeof(buf), "%lld", (long long)st->v.s64);
+    else if (st->type == XEN_PV_STATS_TYPE_U64)
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)st->v.u64);
+    else if (isnan(st->v.dbl)) /* as the JSON spells them */
+        snprintf(buf, sizeof(buf), "NaN");
+    else if (isinf(st->v.dbl))
+        snprintf(buf, sizeof(buf), "%s", st->v.dbl > 0 ? "+Inf" : "-Inf");
+    else
+        snprintf(buf, sizeof(buf), "%.6g", st->v.dbl);
+    return strdup(buf);
+}
 
-        path_of(sub, sizeof(sub), "%s.%s[%zu]", where, key, i);
-        if (expect_object(c, sub, dev) || parse_figures(c, sub, dev, scope, true, d->fig_valid, d->fig))
-            return c->r;
+static int view_set(const struct export_set *in, struct top_set *set, char *err, size_t errlen)
+{
+    const char *state = in->state_text ? in->state_text : xenstats_pv_set_state_name(in->state);
+
+    if (!escape(in->provider ? in->provider : "", &set->provider) || !escape(in->set ? in->set : "", &set->set) ||
+        !escape(state, &set->state) || !escape(in->reason, &set->reason))
+        return oom(err, errlen);
+    set->severity = in->state_text ? TOP_SET_UNKNOWN : top_set_severity_of(state);
+    set->samples = export_figs_get(&in->figs, EXPORT_FIG_PV_SET_SAMPLES);
+    set->timeouts = export_figs_get(&in->figs, EXPORT_FIG_PV_SET_TIMEOUTS);
+    set->errors = export_figs_get(&in->figs, EXPORT_FIG_PV_SET_ERRORS);
+    set->latency_valid = export_figs_known(&in->figs, EXPORT_FIG_PV_SET_LATENCY);
+    set->latency = figure_value(EXPORT_FIG_PV_SET_LATENCY, export_figs_get(&in->figs, EXPORT_FIG_PV_SET_LATENCY));
+    if (in->nr_stats && !(set->stats = calloc(in->nr_stats, sizeof(*set->stats))))
+        return oom(err, errlen);
+    set->nr_stats = in->nr_stats;
+    for (uint32_t k = 0; k < in->nr_stats; k++) {
+        const struct export_stat *st = &in->stats[k];
+        struct top_stat *out = &set->stats[k];
+        const char *type = st->type_text ? st->type_text : st->type ? xenstats_pv_type_name(st->type) : "-";
+
+        if (!escape(st->name ? st->name : "", &out->name) || !escape(type, &out->type) ||
+            !(out->value = stat_value(st)))
+            return oom(err, errlen);
     }
     return 0;
 }
 
-static int parse_domain(struct ctx *c, const char *where, struct json_object *o, struct top_domain *d)
+/* xentop's state letters, "dsbcpr", '-' for each flag not set. */
+static void view_state(const struct export_domain *in, char state[8])
 {
-    struct json_object *vcpus, *sets;
-    char sub[128];
-    uint64_t n = 0;
-    size_t i;
+    static const struct {
+        uint32_t flag;
+        char letter;
+    } flags[] = {{XENSTATS_DOMAIN_DYING, 'd'},   {XENSTATS_DOMAIN_SHUTDOWN, 's'}, {XENSTATS_DOMAIN_BLOCKED, 'b'},
+                 {XENSTATS_DOMAIN_CRASHED, 'c'}, {XENSTATS_DOMAIN_PAUSED, 'p'},   {XENSTATS_DOMAIN_RUNNING, 'r'}};
 
-    if (expect_object(c, where, o) || get_uint(c, where, o, "domid", UINT32_MAX, true, NULL, &n))
-        return c->r;
-    d->domid = (uint32_t)n;
-    n = 0;
-    if (get_string(c, where, o, "name", false, &d->name) ||
-        get_uint(c, where, o, "nr_vcpus", TOP_MAX_VCPUS, false, NULL, &n) ||
-        get_string(c, where, o, "vcpu_source", false, &d->vcpu_source) ||
-        get_string(c, where, o, "vcpu_error", false, &d->vcpu_error) ||
-        get_array(c, where, o, "vcpus", TOP_MAX_VCPUS, &vcpus, &d->nr_vcpu_rows) ||
-        get_array(c, where, o, "pv_sets", TOP_MAX_SETS, &sets, &d->nr_sets))
-        return c->r;
-    d->nr_vcpus = (uint32_t)n;
-    if (!d->name && !(d->name = strdup("")))
-        return oom(c);
-    if (parse_state(c, where, o, d) || parse_figures(c, where, o, EXPORT_SCOPE_DOMAIN, false, d->fig_valid, d->fig) ||
-        parse_devices(c, where, o, "vifs", EXPORT_SCOPE_VIF, d, &d->nr_vifs) ||
-        parse_devices(c, where, o, "vbds", EXPORT_SCOPE_VBD, d, &d->nr_vbds))
-        return c->r;
-    if (d->nr_vcpu_rows) {
-        d->vcpus = calloc(d->nr_vcpu_rows, sizeof(*d->vcpus));
-        if (!d->vcpus) {
-            d->nr_vcpu_rows = 0;
-            return oom(c);
+    if (in->flags_unknown) {
+        snprintf(state, 8, "?");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        state[i] = in->flags & flags[i].flag ? flags[i].letter : '-';
+    state[6] = '\0';
+}
+
+static int view_domain(const struct export_domain *in, struct top_domain *d, char *err, size_t errlen)
+{
+    size_t rows = 0;
+
+    d->domid = in->domid;
+    d->nr_vcpus = in->nr_vcpus;
+    if (!escape(in->name, &d->name) || !escape(export_vcpu_source_name(in->vcpu_source), &d->vcpu_source) ||
+        !escape(in->vcpu_error, &d->vcpu_error))
+        return oom(err, errlen);
+    view_state(in, d->state);
+    view_figures(&in->figs, EXPORT_SCOPE_DOMAIN, false, d->fig_valid, d->fig);
+    for (uint32_t i = 0; i < in->nr_vifs; i++)
+        view_figures(&in->vifs[i].figs, EXPORT_SCOPE_VIF, true, d->fig_valid, d->fig);
+    for (uint32_t i = 0; i < in->nr_vbds; i++)
+        view_figures(&in->vbds[i].figs, EXPORT_SCOPE_VBD, true, d->fig_valid, d->fig);
+    d->nr_vifs = in->nr_vifs;
+    d->nr_vbds = in->nr_vbds;
+    /* a row per vCPU the source has (not the places a JSON snapshot left absent) */
+    for (uint32_t i = 0; in->vcpus && i < in->nr_vcpus; i++)
+        rows += !in->vcpus[i].absent;
+    if (rows && !(d->vcpus = calloc(rows, sizeof(*d->vcpus))))
+        return oom(err, errlen);
+    for (uint32_t i = 0; in->vcpus && i < in->nr_vcpus; i++) {
+        const struct export_vcpu *v = &in->vcpus[i];
+        struct top_vcpu *out;
+
+        if (v->absent)
+            continue;
+        out = &d->vcpus[d->nr_vcpu_rows++];
+        out->vcpu = i;
+        out->state = v->state < XENSTATS_VCPU_NR_RUNSTATES ? v->state : -1;
+        for (unsigned int s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
+            out->time_valid[s] = v->time_valid[s];
+            out->time[s] = (double)v->time_ns[s] / 1e9;
         }
+        out->changes_valid = v->changes_valid;
+        out->changes = v->changes;
     }
-    for (i = 0; i < d->nr_vcpu_rows; i++) {
-        path_of(sub, sizeof(sub), "%s.vcpus[%zu]", where, i);
-        if (parse_vcpu(c, sub, json_object_array_get_idx(vcpus, i), &d->vcpus[i]))
-            return c->r;
-    }
-    if (d->nr_sets) {
-        d->sets = calloc(d->nr_sets, sizeof(*d->sets));
-        if (!d->sets) {
-            d->nr_sets = 0;
-            return oom(c);
-        }
-    }
-    for (i = 0; i < d->nr_sets; i++) {
-        path_of(sub, sizeof(sub), "%s.pv_sets[%zu]", where, i);
-        if (parse_set(c, sub, json_object_array_get_idx(sets, i), &d->sets[i]))
-            return c->r;
+    if (in->nr_sets && !(d->sets = calloc(in->nr_sets, sizeof(*d->sets))))
+        return oom(err, errlen);
+    for (uint32_t i = 0; i < in->nr_sets; i++) {
+        d->nr_sets++;
+        if (view_set(&in->sets[i], &d->sets[i], err, errlen))
+            return -ENOMEM;
     }
     return 0;
-}
-
-static int parse_root(struct ctx *c, struct json_object *root, struct top_snapshot *snap)
-{
-    struct json_object *domains, *host;
-    char sub[32];
-    uint64_t version = 0;
-    bool valid;
-    size_t i;
-
-    if (expect_object(c, "snapshot", root) || get_uint(c, "", root, "version", UINT32_MAX, true, NULL, &version))
-        return c->r;
-    if (version != 1)
-        return bad(c, "", "version", "%llu is not a version this xenstats top reads (1)",
-                   (unsigned long long)version);
-    if (get_uint(c, "", root, "monotonic_ns", UINT64_MAX, true, NULL, &snap->monotonic_ns) ||
-        get_seconds(c, "", root, "time", false, &valid, &snap->time) ||
-        get_seconds(c, "", root, "interval", false, &valid, &snap->interval))
-        return c->r;
-    host = member(root, "host");
-    if (host && (expect_object(c, "host", host) || get_string(c, "host", host, "backend", false, &snap->backend) ||
-                 get_string(c, "host", host, "xen_version", false, &snap->xen_version) ||
-                 parse_figures(c, "host", host, EXPORT_SCOPE_HOST, false, snap->fig_valid, snap->fig)))
-        return c->r;
-    if (get_array(c, "", root, "domains", TOP_MAX_DOMAINS, &domains, &snap->nr_domains))
-        return c->r;
-    if (!domains && !present(root, "domains"))
-        return bad(c, "", "domains", "missing");
-    if (!snap->nr_domains)
-        return 0;
-    snap->domains = calloc(snap->nr_domains, sizeof(*snap->domains));
-    if (!snap->domains) {
-        snap->nr_domains = 0;
-        return oom(c);
-    }
-    for (i = 0; i < snap->nr_domains; i++) {
-        path_of(sub, sizeof(sub), "domains[%zu]", i);
-        if (parse_domain(c, sub, json_object_array_get_idx(domains, i), &snap->domains[i]))
-            return c->r;
-    }
-    return 0;
-}
-
-struct top_snapshot *top_snapshot_new(void)
-{
-    return calloc(1, sizeof(struct top_snapshot));
-}
-
-/*
- * The offset of the first raw control character inside a string, or -1.
- * RFC 8259 forbids them; json-c's strict mode lets them through up to 0.16
- * (Debian 12) and rejects them from 0.17 (Debian 13's 0.18), so they are
- * rejected here, before json-c, for one answer on every version.
- */
-static long raw_control_in_string(const char *text, size_t len)
-{
-    bool in_string = false, escaped = false;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)text[i];
-
-        if (!in_string)
-            in_string = ch == '"';
-        else if (escaped)
-            escaped = false;
-        else if (ch == '\\')
-            escaped = true;
-        else if (ch == '"')
-            in_string = false;
-        else if (ch < 0x20)
-            return (long)i;
-    }
-    return -1;
-}
-
-int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
-{
-    struct ctx c = {.err = err, .errlen = errlen};
-    struct json_tokener *tok = NULL;
-    struct json_object *root = NULL;
-    struct top_snapshot *snap = NULL;
-    enum json_tokener_error jerr;
-    long bad_at;
-
-    if (len > INT32_MAX) /* json_tokener_parse_ex takes an int */
-        return bad(&c, "snapshot", NULL, "too large");
-    tok = json_tokener_new();
-    snap = top_snapshot_new();
-    if (!tok || !snap) {
-        oom(&c);
-        goto out;
-    }
-    /* Strict: no trailing commas, single quotes or other leniencies. */
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-    if ((bad_at = raw_control_in_string(text, len)) >= 0) {
-        bad(&c, "snapshot", NULL, "not JSON: raw control character in a string at byte %ld", bad_at);
-        goto out;
-    }
-    root = json_tokener_parse_ex(tok, text, (int)len);
-    jerr = json_tokener_get_error(tok);
-    if (!root && jerr == json_tokener_continue) {
-        bad(&c, "snapshot", NULL, "not JSON: truncated");
-        goto out;
-    }
-    if (!root || jerr != json_tokener_success) {
-        bad(&c, "snapshot", NULL, "not JSON: %s at byte %zu",
-            jerr == json_tokener_success ? "null document" : json_tokener_error_desc(jerr),
-            json_tokener_get_parse_end(tok));
-        goto out;
-    }
-    if (json_tokener_get_parse_end(tok) < len) {
-        size_t end = json_tokener_get_parse_end(tok);
-
-        while (end < len && strchr(" \t\r\n", text[end]) && text[end])
-            end++;
-        if (end < len) {
-            bad(&c, "snapshot", NULL, "not JSON: trailing data at byte %zu", end);
-            goto out;
-        }
-    }
-    if (parse_root(&c, root, snap) || (c.r = top_snapshot_finish(snap, err, errlen)) < 0)
-        goto out;
-    *ret_snapshot = snap;
-    snap = NULL;
-out:
-    top_snapshot_free(snap);
-    json_object_put(root);
-    if (tok)
-        json_tokener_free(tok);
-    return c.r;
 }
 
 static int cmp_domain(const void *a, const void *b)
@@ -620,34 +264,18 @@ static int cmp_domain(const void *a, const void *b)
     return x->domid < y->domid ? -1 : x->domid > y->domid;
 }
 
-static int cmp_vcpu(const void *a, const void *b)
+/* Sort domains by domid, find each domain's worst PV set state. */
+static void finish(struct top_snapshot *snap)
 {
-    const struct top_vcpu *x = a, *y = b;
-
-    return x->vcpu < y->vcpu ? -1 : x->vcpu > y->vcpu;
-}
-
-int top_snapshot_finish(struct top_snapshot *snap, char *err, size_t errlen)
-{
-    struct ctx c = {.err = err, .errlen = errlen};
     size_t i, j;
 
     /* The contract sorts them already; sorting again costs little and lets
-     * everything else rely on it. */
+     * everything else rely on it.  The reader refuses duplicates. */
     if (snap->nr_domains)
         qsort(snap->domains, snap->nr_domains, sizeof(*snap->domains), cmp_domain);
     for (i = 0; i < snap->nr_domains; i++) {
         struct top_domain *d = &snap->domains[i];
-        char where[32];
 
-        snprintf(where, sizeof(where), "domain %u", d->domid);
-        if (i && snap->domains[i - 1].domid == d->domid)
-            return bad(&c, where, NULL, "listed twice");
-        if (d->nr_vcpu_rows)
-            qsort(d->vcpus, d->nr_vcpu_rows, sizeof(*d->vcpus), cmp_vcpu);
-        for (j = 1; j < d->nr_vcpu_rows; j++)
-            if (d->vcpus[j - 1].vcpu == d->vcpus[j].vcpu)
-                return bad(&c, where, NULL, "vCPU %u listed twice", d->vcpus[j].vcpu);
         d->worst = TOP_SET_ACTIVE;
         d->worst_state = NULL;
         for (j = 0; j < d->nr_sets; j++) {
@@ -657,7 +285,52 @@ int top_snapshot_finish(struct top_snapshot *snap, char *err, size_t errlen)
             }
         }
     }
+}
+
+int top_snapshot_view(const struct export_snapshot *s, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+{
+    struct top_snapshot *snap = calloc(1, sizeof(*snap));
+
+    if (!snap)
+        return oom(err, errlen);
+    snap->monotonic_ns = s->monotonic_ns;
+    snap->time = s->wall;
+    snap->interval = s->interval;
+    if (!escape(s->backend, &snap->backend) || !escape(s->xen_version[0] ? s->xen_version : NULL, &snap->xen_version))
+        goto fail;
+    view_figures(&s->host, EXPORT_SCOPE_HOST, false, snap->fig_valid, snap->fig);
+    if (s->nr_domains && !(snap->domains = calloc(s->nr_domains, sizeof(*snap->domains))))
+        goto fail;
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        snap->nr_domains++;
+        if (view_domain(&s->domains[i], &snap->domains[i], err, errlen))
+            goto fail;
+    }
+    finish(snap);
+    *ret_snapshot = snap;
     return 0;
+fail:
+    top_snapshot_free(snap);
+    return oom(err, errlen);
+}
+
+int top_snapshot_parse(const char *text, size_t len, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+{
+    struct export_snapshot *s = NULL;
+    int r = export_snapshot_read_json(text, len, &s, err, errlen);
+
+    if (r < 0)
+        return r;
+    r = top_snapshot_view(s, ret_snapshot, err, errlen);
+    export_snapshot_unref(s);
+    return r;
+}
+
+static int cmp_vcpu(const void *a, const void *b)
+{
+    const struct top_vcpu *x = a, *y = b;
+
+    return x->vcpu < y->vcpu ? -1 : x->vcpu > y->vcpu;
 }
 
 void top_snapshot_free(struct top_snapshot *snap)

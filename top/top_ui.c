@@ -660,11 +660,11 @@ static void handle_key(struct ui *ui, int ch)
         return;
     case KEY_HOME:
     case 'g':
-        move_selection(ui, -(long)TOP_MAX_DOMAINS);
+        move_selection(ui, -(long)EXPORT_READ_MAX_DOMAINS);
         return;
     case KEY_END:
     case 'G':
-        move_selection(ui, (long)TOP_MAX_DOMAINS);
+        move_selection(ui, (long)EXPORT_READ_MAX_DOMAINS);
         return;
     case '\n':
     case '\r':

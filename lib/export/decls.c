@@ -83,6 +83,11 @@ const char *const export_vcpu_source_names[3] = {
     [XENSTATS_VCPU_SOURCE_HYPERCALL] = "hypercall",
 };
 
+const char *export_vcpu_source_name(enum xenstats_vcpu_source source)
+{
+    return (unsigned int)source < 3 ? export_vcpu_source_names[source] : "none";
+}
+
 void export_uuid_format(const uint8_t uuid[16], char out[37])
 {
     static const char hex[] = "0123456789abcdef";

@@ -100,6 +100,9 @@ static inline uint64_t export_figs_get(const struct export_figs *f, enum export_
     return f->v[export_figure_slot[id]];
 }
 
+/* A vCPU statistics source's name as the JSON spells it ("resource"...). */
+const char *export_vcpu_source_name(enum xenstats_vcpu_source source);
+
 /* A UUID as 8-4-4-4-12 lower-case hex digits. */
 void export_uuid_format(const uint8_t uuid[16], char out[37]);
 
@@ -112,6 +115,9 @@ struct export_vcpu {
     uint64_t time_ns[XENSTATS_VCPU_NR_RUNSTATES];  /* staleness rule applied */
     bool changes_valid;
     uint64_t changes;
+    /* read from JSON (export_snapshot_read_json): not in the list, a place
+     * kept so that vcpus[k] is vCPU k; never set by a collector */
+    bool absent;
 };
 
 struct export_stat {
@@ -123,12 +129,16 @@ struct export_stat {
         uint64_t u64;
         double dbl;
     } v;
+    /* an ascii value; read from JSON, also the value as it came when the
+     * type cannot hold it ("NaN", a string, a number of an unknown type) */
     char *ascii;
+    char *type_text; /* read from JSON: a type this build does not know, as it came */
 };
 
 struct export_set {
     char *provider, *set, *reason;
     enum xenstats_pv_set_state state;
+    char *state_text; /* read from JSON: a state this build does not know, as it came */
     struct export_figs figs; /* EXPORT_SCOPE_SET */
     double created; /* Unix seconds the set was attached (its counters start), 0 if not live */
     uint32_t nr_stats;
@@ -150,6 +160,7 @@ struct export_domain {
     char name[XENSTATS_DOMAIN_NAME_MAX];
     uint8_t uuid[16];
     uint32_t flags;           /* XENSTATS_DOMAIN_* */
+    bool flags_unknown;       /* read from JSON without "state": flags say nothing */
     uint32_t shutdown_reason; /* with XENSTATS_DOMAIN_SHUTDOWN */
     struct export_figs figs;
     uint32_t nr_vifs, nr_vbds;
@@ -286,7 +297,13 @@ void export_strbuf_json_string(struct export_strbuf *b, const char *s);
  * snapshot: the model `xenstats top` shows an agent's samples in.  Every
  * member is type-checked and bounded; members null or absent are not
  * known; strings are kept as they come (escape them before a terminal
- * sees them); a state this build does not know is not known.  The JSON
+ * sees them), a domain's name cut to the model's size with "..." at the
+ * end; a vCPU state or a flag this build does not know is not known, a
+ * set state or a statistic's type is kept as text (state_text,
+ * type_text), and a statistic's value its type cannot hold as text
+ * (ascii).  vcpus[k] is vCPU k: nr_vcpus grows to cover every vCPU
+ * listed, the others are absent.  A domain or a vCPU listed twice is
+ * malformed.  The JSON
  * has the PV sets' total and the rejected ones only: the others are
  * counted as active.  Returns 0 and a snapshot the caller releases with
  * export_snapshot_unref(), or -EBADMSG with a reason such as

@@ -144,6 +144,32 @@ static int get_string(struct reader *c, const char *where, struct json_object *o
     return 0;
 }
 
+/*
+ * A copy of string v as it came, but for U+0000, which the model's C
+ * strings cannot hold: kept as C0 80 (as in Modified UTF-8), bytes no
+ * valid UTF-8 has, so that a viewer can still show it.
+ */
+static char *keep_string(struct json_object *v)
+{
+    const char *s = json_object_get_string(v);
+    size_t len = (size_t)json_object_get_string_len(v), o = 0;
+    char *out = malloc(2 * len + 1);
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i]) {
+            out[o++] = s[i];
+        } else {
+            out[o++] = (char)0xc0;
+            out[o++] = (char)0x80;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* A string member kept (keep_string()), "" when null or absent. */
 static int dup_string(struct reader *c, const char *where, struct json_object *obj, const char *key, bool need,
                       char **ret_str)
 {
@@ -151,7 +177,7 @@ static int dup_string(struct reader *c, const char *where, struct json_object *o
 
     if (get_string(c, where, obj, key, need, &s))
         return c->r;
-    *ret_str = strdup(s ? s : "");
+    *ret_str = s ? keep_string(member(obj, key, NULL)) : strdup("");
     return *ret_str ? 0 : oom(c);
 }
 
@@ -285,34 +311,61 @@ static int read_vcpu(struct reader *c, const char *where, struct json_object *o,
     return get_uint(c, where, o, "state_changes", UINT64_MAX, false, &v->changes_valid, &v->changes);
 }
 
+/* A statistic's value as it came, for a value its type cannot hold. */
+static char *value_text(struct json_object *v)
+{
+    char buf[64];
+
+    if (json_object_is_type(v, json_type_string))
+        return keep_string(v);
+    if (json_object_is_type(v, json_type_boolean))
+        return strdup(json_object_get_boolean(v) ? "true" : "false");
+    if (json_object_is_type(v, json_type_double))
+        snprintf(buf, sizeof(buf), "%.6g", json_object_get_double(v));
+    else if (json_object_get_int64(v) < 0)
+        snprintf(buf, sizeof(buf), "%lld", (long long)json_object_get_int64(v));
+    else
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)json_object_get_uint64(v));
+    return strdup(buf);
+}
+
 static int read_stat(struct reader *c, const char *where, struct json_object *o, struct export_stat *st)
 {
     struct json_object *v;
     const char *type;
+    bool is_int, is_double, is_string;
 
     if (expect_object(c, where, o) || dup_string(c, where, o, "name", true, &st->name) ||
         get_string(c, where, o, "type", false, &type))
         return c->r;
     st->type = (uint8_t)name_index(type, type_name, XEN_PV_STATS_TYPE_ASCII + 1, 0);
-    v = member(o, "value", NULL);
-    if (!v || !st->type)
+    if (type && !st->type && !(st->type_text = keep_string(member(o, "type", NULL))))
+        return oom(c);
+    if (!(v = member(o, "value", NULL)))
         return 0;
-    st->valid = true;
-    if (st->type == XEN_PV_STATS_TYPE_ASCII && json_object_is_type(v, json_type_string))
-        st->ascii = strdup(json_object_get_string(v));
-    else if (st->type == XEN_PV_STATS_TYPE_ASCII)
-        return bad(c, where, "value", "expected a string or null");
-    else if (json_object_is_type(v, json_type_string)) /* a double that is not a number: "NaN" */
-        st->v.dbl = strtod(json_object_get_string(v), NULL);
-    else if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+    if (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array))
         return bad(c, where, "value", "expected a number, a string or null");
-    else if (st->type == XEN_PV_STATS_TYPE_S64)
+    is_int = json_object_is_type(v, json_type_int);
+    is_double = json_object_is_type(v, json_type_double);
+    is_string = json_object_is_type(v, json_type_string);
+    st->valid = true;
+    if (st->type == XEN_PV_STATS_TYPE_S64 && is_int &&
+        (json_object_get_int64(v) < 0 || json_object_get_uint64(v) <= INT64_MAX))
         st->v.s64 = json_object_get_int64(v);
-    else if (st->type == XEN_PV_STATS_TYPE_U64)
+    else if (st->type == XEN_PV_STATS_TYPE_U64 && is_int && json_object_get_int64(v) >= 0)
         st->v.u64 = json_object_get_uint64(v);
-    else
+    else if (st->type == XEN_PV_STATS_TYPE_DOUBLE && (is_double || is_int))
         st->v.dbl = json_object_get_double(v);
-    return st->type == XEN_PV_STATS_TYPE_ASCII && !st->ascii ? oom(c) : 0;
+    else if (st->type == XEN_PV_STATS_TYPE_DOUBLE && is_string) /* not a number: "NaN", "+Inf" */
+        st->v.dbl = strtod(json_object_get_string(v), NULL);
+    else
+        st->valid = st->type == XEN_PV_STATS_TYPE_ASCII && is_string;
+    /* anything but a number its type holds is kept as it came, for a viewer */
+    if (is_string || !st->valid || (st->type == XEN_PV_STATS_TYPE_DOUBLE && !is_double)) {
+        if (!(st->ascii = value_text(v)))
+            return oom(c);
+    }
+    return 0;
 }
 
 static int read_set(struct reader *c, const char *where, struct json_object *o, struct export_set *set)
@@ -330,6 +383,8 @@ static int read_set(struct reader *c, const char *where, struct json_object *o, 
         return c->r;
     set->state = (enum xenstats_pv_set_state)name_index(state, set_state_name, XENSTATS_PV_NR_SET_STATES,
                                                           XENSTATS_PV_NR_SET_STATES);
+    if (set->state == XENSTATS_PV_NR_SET_STATES && !(set->state_text = keep_string(member(o, "state", NULL))))
+        return oom(c);
     set->stats = elements(c, set->nr_stats, sizeof(*set->stats));
     if (!set->stats)
         set->nr_stats = 0;
@@ -378,6 +433,7 @@ static int read_domain_state(struct reader *c, const char *where, struct json_ob
 
     if (get_array(c, where, o, "state", 16, &state, &n) || get_string(c, where, o, "shutdown_reason", false, &reason))
         return c->r;
+    d->flags_unknown = !state;
     for (uint32_t i = 0; i < n; i++) {
         struct json_object *v = json_object_array_get_idx(state, i);
         unsigned int f;
@@ -405,22 +461,36 @@ static int read_domain_vcpus(struct reader *c, const char *where, struct json_ob
         get_array(c, where, o, "vcpus", EXPORT_READ_MAX_VCPUS, &vcpus, &n))
         return c->r;
     d->vcpu_source = (enum xenstats_vcpu_source)name_index(source, source_name, 3, XENSTATS_VCPU_SOURCE_NONE);
-    if (error && !(d->vcpu_error = strdup(error)))
+    if (error && !(d->vcpu_error = keep_string(member(o, "vcpu_error", NULL))))
         return oom(c);
-    /* the model has a vCPU's number as its place: vcpus[k] is vCPU k */
-    if (n > d->nr_vcpus)
-        d->nr_vcpus = n;
-    if (!(d->vcpus = elements(c, d->nr_vcpus, sizeof(*d->vcpus))))
-        return c->r;
-    for (uint32_t i = 0; i < d->nr_vcpus; i++)
-        d->vcpus[i].state = 0xff;
+    /* the model has a vCPU's number as its place: vcpus[k] is vCPU k, and
+     * nr_vcpus covers every vCPU listed */
     for (uint32_t i = 0; i < n; i++) {
         struct json_object *v = json_object_array_get_idx(vcpus, i);
         uint64_t k = 0;
 
         path_of(sub, sizeof(sub), "%s.vcpus[%u]", where, i);
-        if (expect_object(c, sub, v) || get_uint(c, sub, v, "vcpu", d->nr_vcpus - 1, true, NULL, &k) ||
-            read_vcpu(c, sub, v, &d->vcpus[k]))
+        if (expect_object(c, sub, v) || get_uint(c, sub, v, "vcpu", EXPORT_READ_MAX_VCPUS - 1, true, NULL, &k))
+            return c->r;
+        if (k >= d->nr_vcpus)
+            d->nr_vcpus = (uint32_t)k + 1;
+    }
+    if (!(d->vcpus = elements(c, d->nr_vcpus, sizeof(*d->vcpus))))
+        return c->r;
+    for (uint32_t i = 0; i < d->nr_vcpus; i++) {
+        d->vcpus[i].state = 0xff;
+        d->vcpus[i].absent = true;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct json_object *v = json_object_array_get_idx(vcpus, i);
+        uint64_t k = 0;
+
+        path_of(sub, sizeof(sub), "%s.vcpus[%u]", where, i);
+        get_uint(c, sub, v, "vcpu", EXPORT_READ_MAX_VCPUS - 1, true, NULL, &k);
+        if (!d->vcpus[k].absent)
+            return bad(c, sub, NULL, "vCPU %llu listed twice", (unsigned long long)k);
+        d->vcpus[k].absent = false;
+        if (read_vcpu(c, sub, v, &d->vcpus[k]))
             return c->r;
     }
     return 0;
@@ -429,19 +499,26 @@ static int read_domain_vcpus(struct reader *c, const char *where, struct json_ob
 static int read_domain(struct reader *c, const char *where, struct json_object *o, struct export_domain *d)
 {
     struct json_object *sets, *pv;
-    const char *name, *uuid;
+    const char *uuid;
+    char *name = NULL, sub[128];
     uint64_t n = 0;
-    char sub[128];
+    int len;
 
     if (expect_object(c, where, o) || get_uint(c, where, o, "domid", UINT32_MAX, true, NULL, &n))
         return c->r;
     d->domid = (uint32_t)n;
     n = 0;
-    if (get_string(c, where, o, "name", false, &name) ||
+    if (dup_string(c, where, o, "name", false, &name) ||
         get_uint(c, where, o, "nr_vcpus", EXPORT_READ_MAX_VCPUS, false, NULL, &n) ||
-        get_string(c, where, o, "uuid", false, &uuid))
+        get_string(c, where, o, "uuid", false, &uuid)) {
+        free(name);
         return c->r;
-    snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
+    }
+    /* a name longer than the model holds is cut, visibly */
+    len = snprintf(d->name, sizeof(d->name), "%s", name);
+    free(name);
+    if (len >= (int)sizeof(d->name))
+        memcpy(d->name + sizeof(d->name) - 4, "...", 4);
     d->nr_vcpus = (uint32_t)n;
     for (int i = 0, k = 0; uuid && uuid[k] && i < 32; k++) {
         const char *hex = "0123456789abcdef", *h = strchr(hex, uuid[k]);
@@ -516,6 +593,35 @@ static int read_agent(struct reader *c, struct json_object *agent, struct export
     return 0;
 }
 
+static int cmp_domid(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* A domain listed twice is malformed. */
+static int check_domids(struct reader *c, const struct export_snapshot *s)
+{
+    uint32_t *ids = elements(c, s->nr_domains, sizeof(*ids));
+    char where[32];
+
+    if (!ids)
+        return c->r;
+    for (uint32_t i = 0; i < s->nr_domains; i++)
+        ids[i] = s->domains[i].domid;
+    qsort(ids, s->nr_domains, sizeof(*ids), cmp_domid);
+    for (uint32_t i = 1; i < s->nr_domains; i++) {
+        if (ids[i] == ids[i - 1]) {
+            path_of(where, sizeof(where), "domain %u", ids[i]);
+            bad(c, where, NULL, "listed twice");
+            break;
+        }
+    }
+    free(ids);
+    return c->r;
+}
+
 static int read_root(struct reader *c, struct json_object *root, struct export_snapshot *s)
 {
     struct json_object *domains, *o;
@@ -544,7 +650,7 @@ static int read_root(struct reader *c, struct json_object *root, struct export_s
         if (read_domain(c, sub, json_object_array_get_idx(domains, i), &s->domains[i]))
             return c->r;
     }
-    return c->r;
+    return check_domids(c, s);
 }
 
 /*

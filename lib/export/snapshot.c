@@ -44,11 +44,14 @@ static void snapshot_destroy(struct export_snapshot *s)
                 free(set->stats[k].name);
                 free(set->stats[k].ascii);
             }
+            for (uint32_t k = 0; k < set->nr_stats; k++)
+                free(set->stats[k].type_text);
             free(set->strings);
             free(set->stats);
             free(set->provider);
             free(set->set);
             free(set->reason);
+            free(set->state_text);
         }
         free(d->sets);
         free(d->vifs);

@@ -166,8 +166,12 @@ static void test_refused(void **state)
     expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"memory\":1.5}]}",
                "domains[0].memory: expected an integer or null");
     expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"nr_vcpus\":1,"
-               "\"vcpus\":[{\"vcpu\":1}]}]}",
-               "domains[0].vcpus[0].vcpu: 1 is out of range (at most 0)");
+               "\"vcpus\":[{\"vcpu\":16384}]}]}",
+               "domains[0].vcpus[0].vcpu: 16384 is out of range (at most 16383)");
+    expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"vcpus\":[{\"vcpu\":0},{\"vcpu\":0}]}]}",
+               "domains[0].vcpus[1]: vCPU 0 listed twice");
+    expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":4},{\"domid\":2},{\"domid\":4}]}",
+               "domain 4: listed twice");
     expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"pv_budget\":{\"throttled\":1}}]}",
                "domains[0].pv_budget.throttled: expected true, false or null");
     expect_bad("{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"pv_sets\":[{\"provider\":\"p\","
@@ -175,11 +179,54 @@ static void test_refused(void **state)
                "domains[0].pv_sets[0].stats[0].value: expected a number, a string or null");
 }
 
+/* What the model cannot say as the JSON does is kept so that a viewer shows it as it came. */
+static void test_kept_as_it_came(void **state)
+{
+    const char *json = "{\"version\":1,\"monotonic_ns\":1,\"domains\":[{\"domid\":1,\"nr_vcpus\":1,"
+                       "\"vcpus\":[{\"vcpu\":2,\"running\":1}],\"pv_sets\":[{\"provider\":\"p\\u0000q\",\"set\":\"s\","
+                       "\"state\":\"dormant\",\"stats\":[{\"name\":\"a\",\"type\":\"f128\",\"value\":7},"
+                       "{\"name\":\"b\",\"type\":\"u64\",\"value\":\"many\"},{\"name\":\"c\",\"type\":\"u64\",\"value\":-1},"
+                       "{\"name\":\"d\",\"type\":\"double\",\"value\":\"NaN\"},{\"name\":\"e\",\"type\":\"s64\",\"value\":-2}]}]}]}";
+    struct export_snapshot *s = NULL;
+    const struct export_domain *d;
+    const struct export_set *set;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(export_snapshot_read_json(json, strlen(json), &s, err, sizeof(err)), 0);
+    d = &s->domains[0];
+    /* vCPU 2 listed: nr_vcpus covers it, 0 and 1 are places only */
+    assert_int_equal(d->nr_vcpus, 3);
+    assert_true(d->vcpus[0].absent && d->vcpus[1].absent);
+    assert_false(d->vcpus[2].absent);
+    assert_true(d->vcpus[2].time_valid[0]);
+    assert_true(d->flags_unknown);
+    set = &d->sets[0];
+    assert_string_equal(set->provider, "p\xc0\x80q");
+    assert_int_equal(set->state, XENSTATS_PV_NR_SET_STATES);
+    assert_string_equal(set->state_text, "dormant");
+    assert_false(set->stats[0].valid);
+    assert_string_equal(set->stats[0].type_text, "f128");
+    assert_string_equal(set->stats[0].ascii, "7");
+    assert_false(set->stats[1].valid);
+    assert_string_equal(set->stats[1].ascii, "many");
+    assert_false(set->stats[2].valid);
+    assert_string_equal(set->stats[2].ascii, "-1");
+    assert_true(set->stats[3].valid);
+    assert_true(set->stats[3].v.dbl != set->stats[3].v.dbl);
+    assert_string_equal(set->stats[3].ascii, "NaN");
+    assert_true(set->stats[4].valid);
+    assert_null(set->stats[4].ascii);
+    assert_int_equal(set->stats[4].v.s64, -2);
+    export_snapshot_unref(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_kept_as_it_came),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

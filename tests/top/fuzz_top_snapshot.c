@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The snapshot parser of xenstats top on arbitrary bytes: it must never
- * crash or leak, and whatever it accepts must hold printable text only,
- * down to the rows the view draws.
+ * xenstats top's decoding on arbitrary bytes: lib/export's JSON reader
+ * and top's view of what it reads (top_snapshot_parse()) must never crash
+ * or leak, and whatever they accept must hold printable text only, down
+ * to the rows the view draws.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * xenstats top: the snapshot parser against the contract of
+ * xenstats top: the snapshot decoding (lib/export's reader and top's
+ * view) against the contract of
  * docs/agent-api.md and against hostile input, the share computation, the
  * sort orders, the URL splitter and the HTTP response decoder.
  */
