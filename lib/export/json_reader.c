@@ -680,12 +680,104 @@ static long raw_control_in_string(const char *text, size_t len)
     return -1;
 }
 
+/*
+ * The code point of the valid UTF-8 sequence at s (at most n bytes), with
+ * its length in *ret_len; -1 if it is not one (overlong, surrogate, out of
+ * range or cut short).
+ */
+static long utf8_decode(const unsigned char *s, size_t n, size_t *ret_len)
+{
+    size_t want = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    static const long min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    long cp;
+
+    if (!want || s[0] > 0xf4 || n < want)
+        return -1;
+    cp = s[0] & (0x7f >> want);
+    for (size_t i = 1; i < want; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return -1;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min[want] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return -1;
+    *ret_len = want;
+    return cp;
+}
+
+/*
+ * json-c's strict mode refuses every byte above 0x7f inside a string from
+ * 0.17 on (Debian 13's 0.18; 0.16 lets them through), so a guest name in
+ * UTF-8 would make the whole snapshot unreadable there.  Each valid UTF-8
+ * sequence inside a string is therefore handed to json-c as its \u escape,
+ * which every version decodes back to the same bytes; invalid bytes are
+ * left as they are (the agent's writer never emits them).  Returns a copy
+ * the caller frees, or NULL with *ret_len untouched when the text has no
+ * such byte (or on allocation failure, when *ret_oom is set).
+ */
+static char *escape_utf8_in_strings(const char *text, size_t len, size_t *ret_len, bool *ret_oom)
+{
+    static const char hex[] = "0123456789abcdef";
+    bool in_string = false, escaped = false;
+    size_t i, o = 0;
+    char *out;
+
+    for (i = 0; i < len && (unsigned char)text[i] < 0x80; i++)
+        ;
+    if (i == len)
+        return NULL;
+    if (len > (SIZE_MAX - 1) / 6 || !(out = malloc(len * 6 + 1))) {
+        *ret_oom = true;
+        return NULL;
+    }
+    for (i = 0; i < len;) {
+        const unsigned char *u = (const unsigned char *)text + i;
+        size_t n;
+        long cp;
+
+        if (in_string && !escaped && u[0] >= 0x80 && (cp = utf8_decode(u, len - i, &n)) >= 0) {
+            unsigned units[2] = {(unsigned)cp, 0};
+            int k = 1;
+
+            if (cp > 0xffff) {
+                cp -= 0x10000;
+                units[0] = 0xd800 + (unsigned)(cp >> 10);
+                units[1] = 0xdc00 + (unsigned)(cp & 0x3ff);
+                k = 2;
+            }
+            for (int j = 0; j < k; j++) {
+                out[o++] = '\\';
+                out[o++] = 'u';
+                for (int shift = 12; shift >= 0; shift -= 4)
+                    out[o++] = hex[(units[j] >> shift) & 15];
+            }
+            i += n;
+            continue;
+        }
+        if (!in_string)
+            in_string = u[0] == '"';
+        else if (escaped)
+            escaped = false;
+        else if (u[0] == '\\')
+            escaped = true;
+        else if (u[0] == '"')
+            in_string = false;
+        out[o++] = (char)u[0];
+        i++;
+    }
+    out[o] = '\0';
+    *ret_len = o;
+    return out;
+}
+
 /* Strict JSON of one value, nothing after it but white space. */
 static struct json_object *parse(struct reader *c, const char *text, size_t len)
 {
     struct json_tokener *tok;
     struct json_object *root = NULL;
     enum json_tokener_error jerr;
+    char *copy = NULL;
+    bool no_memory = false;
     long at;
     size_t end;
 
@@ -693,8 +785,14 @@ static struct json_object *parse(struct reader *c, const char *text, size_t len)
         return bad(c, "snapshot", NULL, "too large"), NULL;
     if ((at = raw_control_in_string(text, len)) >= 0)
         return bad(c, "snapshot", NULL, "not JSON: raw control character in a string at byte %ld", at), NULL;
-    if (!(tok = json_tokener_new()))
+    if ((copy = escape_utf8_in_strings(text, len, &len, &no_memory)))
+        text = copy;
+    else if (no_memory)
         return oom(c), NULL;
+    if (len > INT32_MAX || !(tok = json_tokener_new())) {
+        free(copy);
+        return len > INT32_MAX ? (bad(c, "snapshot", NULL, "too large"), NULL) : (oom(c), NULL);
+    }
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
     root = json_tokener_parse_ex(tok, text, (int)len);
     jerr = json_tokener_get_error(tok);
@@ -709,6 +807,7 @@ static struct json_object *parse(struct reader *c, const char *text, size_t len)
     if (!c->r && end < len)
         bad(c, "snapshot", NULL, "not JSON: trailing data at byte %zu", end);
     json_tokener_free(tok);
+    free(copy);
     if (c->r) {
         json_object_put(root);
         return NULL;
