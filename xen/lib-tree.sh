@@ -38,13 +38,18 @@ tree_copy() {
 }
 
 # tree_apply TREE PATCH...: the patches applied to TREE in order with
-# `git apply` (no fuzz: a patch that does not apply fails loudly).  Copies
+# `git apply` (no fuzz: a patch that does not apply fails loudly), but for
+# a cover letter.  Copies
 # of what was applied are kept in TREE/.xenstats-applied; when the list
 # differs, the old one is reversed first.
 tree_apply() {
     local tree=$1 applied=$1/.xenstats-applied same=1 i n=0 p
     shift
-    local series=("$@") old=()
+    local series=() old=()
+    # a series' cover letter (git format-patch --cover-letter) has no diff
+    for p in "$@"; do
+        case $(basename "$p") in 0000-cover-letter.patch) ;; *) series+=("$p") ;; esac
+    done
     (
         cd "$tree" || exit 1
         # The tree may sit inside another git work tree (this repository's):
