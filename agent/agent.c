@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include <xenstats/pv.h>
@@ -184,13 +185,20 @@ static bool wants_openmetrics(struct MHD_Connection *c)
 }
 
 /*
- * With client_ca_file: the client's certificate, checked against it.
- * libmicrohttpd asks for one when it has a trust list but leaves the
- * verdict to us.  NULL when the connection may go on, else why not.
+ * With client_ca_file: the client's certificate, checked against it and
+ * for the TLS client authentication key purpose, as exporter-toolkit (Go's
+ * crypto/tls) checks it: a certificate that names its purposes must name
+ * client authentication (or any purpose), and so must each certificate
+ * above it that names any; one that names none may serve any purpose.
+ * libmicrohttpd asks for a certificate when it has a trust list but
+ * leaves the verdict to us.  NULL when the connection may go on, else why
+ * not.
  */
 static const char *client_certificate_refused(const struct agent *a, struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci;
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
     gnutls_session_t session;
     unsigned int status = 0, nr = 0;
 
@@ -202,7 +210,11 @@ static const char *client_certificate_refused(const struct agent *a, struct MHD_
     session = (gnutls_session_t)ci->tls_session;
     if (!gnutls_certificate_get_peers(session, &nr) || !nr)
         return a->web->client_auth == WEB_CLIENT_REQUIRE_AND_VERIFY ? "a client certificate is required\n" : NULL;
-    if (gnutls_certificate_verify_peers2(session, &status) < 0 || status)
+    if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) < 0)
+        return "the client certificate is not trusted\n";
+    if (status & GNUTLS_CERT_PURPOSE_MISMATCH)
+        return "the client certificate is not for TLS client authentication\n";
+    if (status)
         return "the client certificate is not trusted\n";
     return NULL;
 }
@@ -407,8 +419,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         return respond_text(c, MHD_HTTP_FORBIDDEN, refused);
     if (a->auth) {
         const char *authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+        socklen_t sa_len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 
-        switch (http_auth_check(a->auth, authorization, monotonic_ns())) {
+        switch (http_auth_check(a->auth, authorization, sa, sa_len, monotonic_ns())) {
         case HTTP_AUTH_OK:
             break;
         case HTTP_AUTH_BUSY:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
 #include <sys/random.h>
 
 #include <gnutls/crypto.h>
@@ -13,9 +14,15 @@
 
 #include "http_auth.h"
 
-#define DIGEST 32                    /* HMAC-SHA-256 */
-#define BUDGET_BURST 4               /* bcrypt runs at once */
-#define BUDGET_EVERY_NS 500000000ULL /* then one each */
+#define DIGEST 32 /* HMAC-SHA-256 */
+
+/* The budgets of http_auth.h: a burst, then one each period. */
+#define CLIENT_BURST 2
+#define CLIENT_EVERY_NS 1000000000ULL
+#define GLOBAL_BURST 4
+#define GLOBAL_EVERY_NS 500000000ULL
+#define FRESH_NS 10000000000ULL /* a stranger with no check for this long may take the last one */
+#define CLIENTS_MAX 256         /* addresses remembered; the least recently checked go first */
 
 struct user {
     char *hash;
@@ -24,13 +31,27 @@ struct user {
     bool remembered;
 };
 
+struct bucket {
+    unsigned int tokens;
+    uint64_t since_ns; /* of the tokens not yet earned */
+};
+
+struct client {
+    uint8_t key[16]; /* the address: IPv4 mapped, IPv6 to its /64 */
+    struct bucket budget;
+    uint64_t last_check_ns; /* 0: never */
+    bool verified;          /* has passed a check */
+};
+
 struct http_auth {
     uint8_t key[DIGEST];
     struct user *users;
     size_t nr_users;
+    const char *dearest; /* the hash of the highest cost: an unknown user's */
     struct crypt_data *crypt; /* 32 KiB: one, not on the stack */
-    unsigned int budget;
-    uint64_t budget_at_ns;
+    struct bucket strangers, verified;
+    struct client *clients; /* CLIENTS_MAX */
+    size_t nr_clients;
     struct http_auth_stats stats;
 };
 
@@ -92,9 +113,11 @@ int http_basic_credentials(const char *authorization, char ret_user[HTTP_AUTH_US
 {
     uint8_t plain[HTTP_AUTH_USER_MAX + HTTP_AUTH_PASSWORD_MAX];
     const char *p = authorization, *colon;
-    size_t len, n;
+    size_t len, n = 0, user_len;
     int r;
 
+    explicit_bzero(ret_user, HTTP_AUTH_USER_MAX);
+    explicit_bzero(ret_password, HTTP_AUTH_PASSWORD_MAX);
     if (!p || strncasecmp(p, "Basic", 5) || (p[5] != ' ' && p[5] != '\t'))
         return -EINVAL;
     p += 5;
@@ -103,23 +126,26 @@ int http_basic_credentials(const char *authorization, char ret_user[HTTP_AUTH_US
     len = strcspn(p, " \t");
     if (p[len + strspn(p + len, " \t")]) /* token68, then nothing */
         return -EINVAL;
+    /* from here plain holds secrets, whole or in part: one way out */
     r = base64_decode(p, len, plain, sizeof(plain), &n);
     if (r < 0)
-        return r;
+        goto out;
+    r = -EINVAL;
     if (memchr(plain, '\0', n))
-        return -EINVAL;
+        goto out;
     colon = memchr(plain, ':', n);
     if (!colon)
-        return -EINVAL;
-    if ((size_t)(colon - (char *)plain) >= HTTP_AUTH_USER_MAX ||
-        n - (size_t)(colon - (char *)plain) - 1 >= HTTP_AUTH_PASSWORD_MAX)
-        return -E2BIG;
-    memcpy(ret_user, plain, (size_t)(colon - (char *)plain));
-    ret_user[colon - (char *)plain] = '\0';
-    memcpy(ret_password, colon + 1, n - (size_t)(colon - (char *)plain) - 1);
-    ret_password[n - (size_t)(colon - (char *)plain) - 1] = '\0';
+        goto out;
+    user_len = (size_t)(colon - (char *)plain);
+    r = -E2BIG;
+    if (user_len >= HTTP_AUTH_USER_MAX || n - user_len - 1 >= HTTP_AUTH_PASSWORD_MAX)
+        goto out;
+    memcpy(ret_user, plain, user_len);
+    memcpy(ret_password, colon + 1, n - user_len - 1);
+    r = 0;
+out:
     explicit_bzero(plain, sizeof(plain));
-    return 0;
+    return r;
 }
 
 /* ---- verification ------------------------------------------------------------ */
@@ -145,6 +171,7 @@ void http_auth_free(struct http_auth *a)
     for (size_t i = 0; i < a->nr_users; i++)
         free(a->users[i].hash);
     free(a->users);
+    free(a->clients);
     if (a->crypt)
         explicit_bzero(a->crypt, sizeof(*a->crypt));
     free(a->crypt);
@@ -158,10 +185,11 @@ struct http_auth *http_auth_new(const struct web_config *config)
 
     if (!a)
         goto nomem;
-    a->budget = BUDGET_BURST;
+    a->strangers.tokens = a->verified.tokens = GLOBAL_BURST;
     a->crypt = calloc(1, sizeof(*a->crypt));
+    a->clients = calloc(CLIENTS_MAX, sizeof(*a->clients));
     a->users = config->nr_users ? calloc(config->nr_users, sizeof(*a->users)) : NULL;
-    if (!a->crypt || (config->nr_users && !a->users))
+    if (!a->crypt || !a->clients || (config->nr_users && !a->users))
         goto nomem;
     if (getrandom(a->key, sizeof(a->key), 0) != (ssize_t)sizeof(a->key)) {
         http_auth_free(a);
@@ -173,6 +201,9 @@ struct http_auth *http_auth_new(const struct web_config *config)
         if (!a->users[i].hash)
             goto nomem;
         a->nr_users++;
+        /* "$2y$NN$": the cost, two digits that web_config checked */
+        if (!a->dearest || strncmp(a->users[i].hash + 4, a->dearest + 4, 2) > 0)
+            a->dearest = a->users[i].hash;
         if (mac(a, config->users[i].name, a->users[i].name_mac) < 0) {
             http_auth_free(a);
             errno = EIO;
@@ -186,28 +217,84 @@ nomem:
     return NULL;
 }
 
-/* One more bcrypt run allowed now? */
-static bool take_budget(struct http_auth *a, uint64_t now)
+/* Bring b's tokens up to now: one each `every`, burst at most; earning starts at the first one spent. */
+static void refill(struct bucket *b, unsigned int burst, uint64_t every, uint64_t now)
 {
-    if (a->budget < BUDGET_BURST && now > a->budget_at_ns) {
-        uint64_t earned = (now - a->budget_at_ns) / BUDGET_EVERY_NS;
+    uint64_t earned;
 
-        if (earned >= BUDGET_BURST - a->budget) {
-            a->budget = BUDGET_BURST;
-        } else {
-            a->budget += (unsigned int)earned;
-            a->budget_at_ns += earned * BUDGET_EVERY_NS;
-        }
+    if (b->tokens >= burst || now < b->since_ns) {
+        if (b->tokens >= burst)
+            b->since_ns = now;
+        return;
     }
-    if (!a->budget)
-        return false;
-    if (a->budget == BUDGET_BURST)
-        a->budget_at_ns = now; /* earning starts at the first one spent */
-    a->budget--;
-    return true;
+    earned = (now - b->since_ns) / every;
+    if (earned >= burst - b->tokens) {
+        b->tokens = burst;
+        b->since_ns = now;
+    } else {
+        b->tokens += (unsigned int)earned;
+        b->since_ns += earned * every;
+    }
 }
 
-/* bcrypt of password against hash, compared in constant time. */
+/* The client's address as 16 bytes: IPv4 as IPv4-mapped IPv6, IPv6 cut to its /64, else zeros. */
+static void client_key(const struct sockaddr *addr, socklen_t len, uint8_t key[16])
+{
+    memset(key, 0, 16);
+    if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+        key[10] = key[11] = 0xff;
+        memcpy(key + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
+    } else if (addr && addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        /* one host often holds a whole /64: its addresses share a budget */
+        memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, 8);
+    }
+}
+
+/*
+ * The client of key, added when new: in place of the least recently
+ * checked stranger when the table is full, else of the least recently
+ * checked client.
+ */
+static struct client *find_client(struct http_auth *a, const uint8_t key[16], uint64_t now)
+{
+    struct client *c, *oldest = NULL;
+
+    for (size_t i = 0; i < a->nr_clients; i++) {
+        c = &a->clients[i];
+        if (!memcmp(c->key, key, 16))
+            return c;
+        if (!oldest || (oldest->verified && !c->verified) ||
+            (oldest->verified == c->verified && c->last_check_ns < oldest->last_check_ns))
+            oldest = c;
+    }
+    c = a->nr_clients < CLIENTS_MAX ? &a->clients[a->nr_clients++] : oldest;
+    *c = (struct client){.budget = {.tokens = CLIENT_BURST, .since_ns = now}};
+    memcpy(c->key, key, 16);
+    return c;
+}
+
+/* One more bcrypt run allowed now for client c?  Takes it from both budgets. */
+static enum http_auth_result take_budget(struct http_auth *a, struct client *c, uint64_t now)
+{
+    struct bucket *global = c->verified ? &a->verified : &a->strangers;
+    /* the strangers' last token waits for a client with no recent check */
+    unsigned int keep = !c->verified && c->last_check_ns && now - c->last_check_ns < FRESH_NS ? 1 : 0;
+
+    refill(&c->budget, CLIENT_BURST, CLIENT_EVERY_NS, now);
+    if (!c->budget.tokens) {
+        a->stats.busy_client++;
+        return HTTP_AUTH_BUSY;
+    }
+    refill(global, GLOBAL_BURST, GLOBAL_EVERY_NS, now);
+    if (global->tokens <= keep)
+        return HTTP_AUTH_BUSY;
+    c->budget.tokens--;
+    global->tokens--;
+    c->last_check_ns = now ? now : 1;
+    return HTTP_AUTH_OK;
+}
+
+/* bcrypt of password against hash, compared in constant time; the work area (the key schedule) wiped. */
 static bool bcrypt_matches(struct http_auth *a, const char *password, const char *hash)
 {
     const char *out = crypt_rn(password, hash, a->crypt, (int)sizeof(*a->crypt));
@@ -215,22 +302,27 @@ static bool bcrypt_matches(struct http_auth *a, const char *password, const char
     uint8_t diff = 0;
 
     a->stats.verified++;
-    if (!out || strlen(out) != len)
-        return false;
-    for (size_t i = 0; i < len; i++)
-        diff |= (uint8_t)(out[i] ^ hash[i]);
+    if (!out || strlen(out) != len) {
+        diff = 1;
+    } else {
+        for (size_t i = 0; i < len; i++)
+            diff |= (uint8_t)(out[i] ^ hash[i]);
+    }
+    explicit_bzero(a->crypt, sizeof(*a->crypt));
     return diff == 0;
 }
 
-enum http_auth_result http_auth_check(struct http_auth *a, const char *authorization, uint64_t now_ns)
+enum http_auth_result http_auth_check(struct http_auth *a, const char *authorization, const struct sockaddr *addr,
+                                      socklen_t addr_len, uint64_t now_ns)
 {
     char user[HTTP_AUTH_USER_MAX], password[HTTP_AUTH_PASSWORD_MAX];
-    uint8_t user_mac[DIGEST], password_mac[DIGEST];
+    uint8_t user_mac[DIGEST], password_mac[DIGEST], key[16];
     struct user *found = NULL;
+    struct client *client;
     enum http_auth_result result = HTTP_AUTH_DENIED;
     bool ok;
 
-    if (!a->nr_users || http_basic_credentials(authorization, user, password) < 0)
+    if (http_basic_credentials(authorization, user, password) < 0 || !a->nr_users)
         goto out;
     if (mac(a, user, user_mac) < 0 || mac(a, password, password_mac) < 0)
         goto out;
@@ -245,15 +337,18 @@ enum http_auth_result http_auth_check(struct http_auth *a, const char *authoriza
         result = HTTP_AUTH_OK;
         goto out;
     }
-    if (!take_budget(a, now_ns)) {
+    client_key(addr, addr_len, key);
+    client = find_client(a, key, now_ns);
+    if (take_budget(a, client, now_ns) != HTTP_AUTH_OK) {
         result = HTTP_AUTH_BUSY;
         goto out;
     }
-    /* an unknown user costs the same: the first user's hash, then no */
-    ok = bcrypt_matches(a, password, found ? found->hash : a->users[0].hash) && found;
+    /* an unknown user costs the same as the dearest known one, then no */
+    ok = bcrypt_matches(a, password, found ? found->hash : a->dearest) && found;
     if (ok) {
         memcpy(found->password_mac, password_mac, DIGEST);
         found->remembered = true;
+        client->verified = true;
         result = HTTP_AUTH_OK;
     }
 out:
@@ -261,7 +356,10 @@ out:
         a->stats.denied++;
     else if (result == HTTP_AUTH_BUSY)
         a->stats.busy++;
+    explicit_bzero(user, sizeof(user));
     explicit_bzero(password, sizeof(password));
+    explicit_bzero(user_mac, sizeof(user_mac));
+    explicit_bzero(password_mac, sizeof(password_mac));
     return result;
 }
 

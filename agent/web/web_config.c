@@ -225,19 +225,27 @@ static int parse_tls(struct parse *p, const yaml_node_t *map)
     return 0;
 }
 
-/* A bcrypt hash: $2a$, $2b$ or $2y$, a two-digit cost, 53 characters of its base64. */
-static bool is_bcrypt(const char *h)
+/*
+ * A bcrypt hash: $2a$, $2b$ or $2y$, a two-digit cost, 53 characters of
+ * its base64.  The cost is at most WEB_BCRYPT_COST_MAX: each check runs in
+ * the agent's one HTTP thread, and a cost of 31 would hold it for hours.
+ */
+static bool is_bcrypt(const char *h, bool *ret_too_dear)
 {
     static const char alphabet[] = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    int cost;
 
+    *ret_too_dear = false;
     if (strlen(h) != 60 || h[0] != '$' || h[1] != '2' || !strchr("aby", h[2]) || !h[2] || h[3] != '$' ||
         h[4] < '0' || h[4] > '3' || h[5] < '0' || h[5] > '9' || h[6] != '$')
         return false;
-    if ((h[4] - '0') * 10 + (h[5] - '0') < 4 || (h[4] - '0') * 10 + (h[5] - '0') > 31)
+    cost = (h[4] - '0') * 10 + (h[5] - '0');
+    if (cost < 4 || cost > 31)
         return false;
-    if (strspn(h + 7, alphabet) != 53)
+    if (strspn(h + 7, alphabet) != 53 || crypt_checksalt(h) != CRYPT_SALT_OK)
         return false;
-    return crypt_checksalt(h) == CRYPT_SALT_OK;
+    *ret_too_dear = cost > WEB_BCRYPT_COST_MAX;
+    return !*ret_too_dear;
 }
 
 static int parse_users(struct parse *p, const yaml_node_t *map)
@@ -259,11 +267,17 @@ static int parse_users(struct parse *p, const yaml_node_t *map)
         const yaml_node_t *value = yaml_document_get_node(p->doc, pair->value);
         const char *user = scalar(key), *hash = scalar(value);
         char buf[72];
+        bool too_dear = false;
 
         if (!*user || has_nul(key) || strchr(user, ':'))
             return failf(p, key, "basic_auth_users: '%s' cannot be a user name (empty, or with ':')",
                          printable(user, buf));
-        if (!hash || has_nul(value) || !is_bcrypt(hash))
+        if (hash && !has_nul(value) && !is_bcrypt(hash, &too_dear) && too_dear)
+            return failf(p, value,
+                         "basic_auth_users: %s: bcrypt cost %.2s is above %d (every check would hold "
+                         "the endpoint for seconds or more): hash it again, e.g. `htpasswd -nBC 10 USER`",
+                         printable(user, buf), hash + 4, WEB_BCRYPT_COST_MAX);
+        if (!hash || has_nul(value) || !is_bcrypt(hash, &too_dear))
             return failf(p, value ? value : key,
                          "basic_auth_users: %s: expected a bcrypt hash ($2y$10$ and 53 more characters, "
                          "as `htpasswd -nBC 10 USER` prints)",

@@ -10,7 +10,8 @@
  *     client_auth_type           NoClientCert, VerifyClientCertIfGiven,
  *                                RequireAndVerifyClientCert
  *     min_version, max_version   TLS10 .. TLS13 (default TLS12 .. TLS13)
- *   basic_auth_users:            user name: bcrypt hash ($2a$, $2b$, $2y$)
+ *   basic_auth_users:            user name: bcrypt hash ($2a$, $2b$, $2y$),
+ *                                cost 4 .. WEB_BCRYPT_COST_MAX
  *
  * and refuses every other key, naming it and its line, rather than run
  * with less protection than the file asks for.  Relative file names are
@@ -21,6 +22,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/*
+ * The dearest bcrypt cost taken.  exporter-toolkit documents cost 10 at
+ * about 70 ms and cost 18 at seconds; each step doubles.  14 is about a
+ * second on a server core, already most of a scrape's time in the one
+ * HTTP thread that checks passwords; beyond it one check could outlast
+ * Prometheus' default 10 s scrape timeout.
+ */
+#define WEB_BCRYPT_COST_MAX 14
 
 enum web_client_auth { WEB_CLIENT_NONE, WEB_CLIENT_VERIFY_IF_GIVEN, WEB_CLIENT_REQUIRE_AND_VERIFY };
 

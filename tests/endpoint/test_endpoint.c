@@ -4,6 +4,7 @@
  * encoder, the Authorization header, the bcrypt cache and budget, and the
  * --web-config parser.
  */
+#include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <netinet/in.h>
 
 #include <cmocka.h>
 #include <zlib.h>
@@ -314,6 +317,9 @@ static void test_auth_remembers_and_budgets(void **state)
 {
     struct web_user users[2] = {{.name = (char *)"prometheus"}, {.name = (char *)"other"}};
     struct web_config config = {.users = users, .nr_users = 2};
+    struct sockaddr_in client = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+    const struct sockaddr *sa = (const struct sockaddr *)&client;
+    socklen_t len = sizeof(client);
     struct http_auth_stats st;
     struct http_auth *a;
     char *right, *wrong, *unknown, *others;
@@ -329,49 +335,48 @@ static void test_auth_remembers_and_budgets(void **state)
     unknown = basic("nobody:right");
     others = basic("prometheus:theirs");
 
-    assert_int_equal(http_auth_check(a, NULL, now), HTTP_AUTH_DENIED);
-    assert_int_equal(http_auth_check(a, "Basic !", now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, NULL, sa, len, now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, "Basic !", sa, len, now), HTTP_AUTH_DENIED);
     http_auth_get_stats(a, &st);
     assert_int_equal(st.verified, 0); /* no bcrypt for what does not parse */
 
     /* verified once, then remembered */
-    assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+    assert_int_equal(http_auth_check(a, right, sa, len, now), HTTP_AUTH_OK);
     for (int i = 0; i < 10; i++)
-        assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+        assert_int_equal(http_auth_check(a, right, sa, len, now), HTTP_AUTH_OK);
     http_auth_get_stats(a, &st);
     assert_int_equal(st.verified, 1);
     assert_int_equal(st.remembered, 10);
 
-    /* wrong, unknown and another user's password each cost a bcrypt: 3 of the 4 left */
-    assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_DENIED);
-    assert_int_equal(http_auth_check(a, unknown, now), HTTP_AUTH_DENIED);
-    assert_int_equal(http_auth_check(a, others, now), HTTP_AUTH_DENIED);
+    /* a wrong password costs a bcrypt: the client's second of 2 */
+    assert_int_equal(http_auth_check(a, wrong, sa, len, now), HTTP_AUTH_DENIED);
     http_auth_get_stats(a, &st);
-    assert_int_equal(st.verified, 4);
-    /* the budget is spent: busy, and the remembered password still in */
-    assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_BUSY);
-    assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
-    assert_int_equal(http_auth_check(a, wrong, now + 499 * MS), HTTP_AUTH_BUSY);
+    assert_int_equal(st.verified, 2);
+    /* the client's budget is spent: busy, and the remembered password still in */
+    assert_int_equal(http_auth_check(a, unknown, sa, len, now), HTTP_AUTH_BUSY);
+    assert_int_equal(http_auth_check(a, right, sa, len, now), HTTP_AUTH_OK);
+    assert_int_equal(http_auth_check(a, others, sa, len, now + 999 * MS), HTTP_AUTH_BUSY);
     http_auth_get_stats(a, &st);
-    assert_int_equal(st.verified, 4);
+    assert_int_equal(st.verified, 2);
     assert_int_equal(st.busy, 2);
-    /* one more each half second, four at most */
-    assert_int_equal(http_auth_check(a, wrong, now + 500 * MS), HTTP_AUTH_DENIED);
-    assert_int_equal(http_auth_check(a, wrong, now + 600 * MS), HTTP_AUTH_BUSY);
-    assert_int_equal(http_auth_check(a, wrong, now + 1000 * MS), HTTP_AUTH_DENIED);
+    assert_int_equal(st.busy_client, 2);
+    /* one more each second, two at most; unknown users and others' passwords cost one too */
+    assert_int_equal(http_auth_check(a, unknown, sa, len, now + 1000 * MS), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, others, sa, len, now + 1500 * MS), HTTP_AUTH_BUSY);
+    assert_int_equal(http_auth_check(a, others, sa, len, now + 2000 * MS), HTTP_AUTH_DENIED);
     now += 60000 * MS;
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_DENIED);
-    assert_int_equal(http_auth_check(a, wrong, now), HTTP_AUTH_BUSY);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(http_auth_check(a, wrong, sa, len, now), HTTP_AUTH_DENIED);
+    assert_int_equal(http_auth_check(a, wrong, sa, len, now), HTTP_AUTH_BUSY);
     http_auth_get_stats(a, &st);
-    assert_int_equal(st.verified, 10);
+    assert_int_equal(st.verified, 6);
 
     /* the other user, with its own password */
     free(others);
     others = basic("other:theirs");
     now += 60000 * MS;
-    assert_int_equal(http_auth_check(a, others, now), HTTP_AUTH_OK);
-    assert_int_equal(http_auth_check(a, right, now), HTTP_AUTH_OK);
+    assert_int_equal(http_auth_check(a, others, sa, len, now), HTTP_AUTH_OK);
+    assert_int_equal(http_auth_check(a, right, sa, len, now), HTTP_AUTH_OK);
 
     http_auth_free(a);
     http_auth_free(NULL);
@@ -442,6 +447,24 @@ static void test_web_config(void **state)
     assert_int_equal(parse("http_server_config:\n  http2: false\n", &c, err), -EINVAL);
     assert_string_equal(err, "line 1: http_server_config is not supported by xenstats agent");
     assert_int_equal(parse("basic_auth_users:\n  u: $2y$10$short\n", &c, err), -EINVAL);
+    /* bcrypt costs up to 14 (WEB_BCRYPT_COST_MAX) are taken; 15 and 31 are not */
+    for (unsigned long cost = 4; cost <= 31; cost++) {
+        char salt[CRYPT_GENSALT_OUTPUT_SIZE], text[160];
+
+        assert_non_null(crypt_gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
+        /* a made-up checksum: parsing never runs bcrypt */
+        snprintf(text, sizeof(text), "basic_auth_users:\n  u: '%s%s'\n", salt, "0123456789012345678901234567890");
+        c = NULL;
+        if (cost <= 14) {
+            assert_int_equal(parse(text, &c, err), 0);
+            web_config_free(c);
+        } else {
+            assert_int_equal(parse(text, &c, err), -EINVAL);
+            assert_non_null(strstr(err, "line 2: basic_auth_users: u: bcrypt cost "));
+            assert_non_null(strstr(err, " is above 14 "));
+        }
+    }
+    c = NULL;
     assert_int_equal(parse("basic_auth_users:\n  \"u:v\": x\n", &c, err), -EINVAL);
     assert_non_null(strstr(err, "cannot be a user name"));
     assert_int_equal(parse("basic_auth_users: [a, b]\n", &c, err), -EINVAL);

@@ -327,6 +327,48 @@ assert worst < 1.0, worst
 PY
 pass "a flood of wrong passwords: bcrypt budgeted (429 beyond), the remembered scraper answered"
 
+# after a restart nothing is remembered: a flood from another address
+# (127.0.0.2) spends its own budget, and a scraper's first check, and every
+# one after, is answered 200 (issue 29: it was 429 on every scrape)
+kill "$AGENT"
+wait "$AGENT" || fail "agent exit status $?"
+start_agent --web-config "$T/web.yml"
+python3 - "$port" "$T/cert.pem" <<'PY' || fail "flood from another address"
+import base64, http.client, ssl, sys, threading, time
+port, ca = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.create_default_context(cafile=ca)
+def get(user, pw, source):
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10, source_address=(source, 0))
+    auth = base64.b64encode(f"{user}:{pw}".encode()).decode()
+    c.request("GET", "/healthz", headers={"Authorization": "Basic " + auth})
+    status = c.getresponse().status
+    c.close()
+    return status
+codes, stop = {}, threading.Event()
+def flood(n):
+    i = 0
+    while not stop.is_set():
+        s = get("prometheus", f"guess{n}-{i}", "127.0.0.2")
+        codes[s] = codes.get(s, 0) + 1
+        i += 1
+threads = [threading.Thread(target=flood, args=(n,)) for n in range(4)]
+for t in threads:
+    t.start()
+time.sleep(1)  # the flood has spent its budget
+got = []
+t0 = time.monotonic()
+while time.monotonic() - t0 < 3:
+    got.append(get("prometheus", "c0rrect horse", "127.0.0.1"))
+    time.sleep(0.2)
+stop.set()
+for t in threads:
+    t.join()
+print(f"flood from 127.0.0.2: {codes}; the scraper from 127.0.0.1: {got}")
+assert codes.get(429, 0) > 0, codes
+assert all(s == 200 for s in got), got
+PY
+pass "after a restart, a flood from another address: the scraper's every scrape 200"
+
 # plain HTTP on the TLS port fails cleanly, and TLS still works after
 rc=0
 timeout 10 curl -s -o /dev/null "http://127.0.0.1:$port/metrics" || rc=$?
@@ -372,6 +414,31 @@ code=$(curl -s --cacert "$T/cert.pem" --cert "$T/cert.pem" --key "$T/key.pem" -o
     "$URL/healthz") || true
 [ "$code" != 200 ] || fail "a client certificate of another CA: 200"
 pass "client_ca_file with RequireAndVerifyClientCert: the CA's client in, others out"
+# the key purposes, as exporter-toolkit checks them: clientAuth (or any)
+# in, a certificate of the CA for server authentication only out
+client_cert() { # NAME EXTENDED_KEY_USAGE
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
+        -keyout "$T/$1.key" -out "$T/$1.csr" 2>/dev/null &&
+        printf 'extendedKeyUsage = %s\n' "$2" >"$T/$1.ext" &&
+        openssl x509 -req -in "$T/$1.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 2 \
+            -extfile "$T/$1.ext" -out "$T/$1.pem" 2>/dev/null || fail "certificate $1"
+}
+client_cert eku-client clientAuth
+client_cert eku-both serverAuth,clientAuth
+client_cert eku-server serverAuth
+client_cert eku-email emailProtection
+for name in eku-client eku-both; do
+    code=$(curl -s --cacert "$T/cert.pem" --cert "$T/$name.pem" --key "$T/$name.key" -o /dev/null \
+        -w '%{http_code}' "$URL/healthz") || true
+    [ "$code" = 200 ] || fail "$name: HTTP $code"
+done
+for name in eku-server eku-email; do
+    code=$(curl -s --cacert "$T/cert.pem" --cert "$T/$name.pem" --key "$T/$name.key" -o "$T/body" \
+        -w '%{http_code}' "$URL/healthz") || true
+    [ "$code" = 403 ] && grep -q 'not for TLS client authentication' "$T/body" ||
+        fail "$name: HTTP $code, $(cat "$T/body" 2>/dev/null)"
+done
+pass "client certificates for clientAuth in; for serverAuth or emailProtection only: 403"
 kill "$AGENT"
 wait "$AGENT" || fail "agent exit status $?"
 echo "1..$CHECKS"
