@@ -93,6 +93,17 @@ int xenstats_provider_set_publish(struct xenstats_provider_set *set);
  */
 int xenstats_provider_set_withdraw(struct xenstats_provider_set *set);
 
+/*
+ * Withdraw every set at once: delete every `event-channel` key, then wait
+ * for the monitor to close all the ports under one deadline (the
+ * withdraw_timeout_ms of the options), then remove the keys.  A provider
+ * stopping withdraws in one timeout however many sets it has.  Returns 0,
+ * or -ETIMEDOUT when some port was still open at the deadline (the keys
+ * are removed anyway).  Every set is freed; the provider stays usable.
+ * xenstats_provider_free() calls it.
+ */
+int xenstats_provider_withdraw_all(struct xenstats_provider *provider);
+
 /* Setters, valid inside the refresh callback and before publishing.
  * -EINVAL: index out of range or of another type (or bad ASCII). */
 int xenstats_provider_set_s64(struct xenstats_provider_set *set, unsigned int index, int64_t value);

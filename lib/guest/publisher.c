@@ -548,8 +548,19 @@ void guest_publisher_free(struct guest_publisher *pub)
 
     if (!pub)
         return;
-    while (pub->sets)
-        withdraw(pub, pub->sets);
+    /* all at once: one timeout for every set, however many (a stop
+     * must fit in a service manager's stop timeout) */
+    if (pub->sets && xenstats_provider_withdraw_all(pub->provider) == -ETIMEDOUT)
+        log_info("the monitor did not close every port in time");
+    while (pub->sets) {
+        struct pub_set *s = pub->sets;
+
+        pub->sets = s->next;
+        log_info("withdrew set \"%s\"", s->name);
+        guest_stats_free(&s->layout);
+        free(s);
+    }
+    pub->nr_sets = 0;
     xenstats_provider_free(pub->provider);
     guest_stats_free(&pub->stats);
     guest_devices_free(&pub->devices);

@@ -54,6 +54,7 @@ int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
     }
     if (monitor->broken)
         return set_errno(monitor->broken);
+    mon_handle_urgent(monitor);
     mon_rescan_dirty(monitor);
     if (monitor->timer_dirty) {
         monitor->timer_dirty = false;

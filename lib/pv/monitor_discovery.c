@@ -630,6 +630,10 @@ static void mark_dirty(struct mon_domain *d, const char *path)
         return;
     }
     s->dirty = true;
+    if (live(s) && !strcmp(rest, "/" XEN_PV_STATS_KEY_EVENT_CHANNEL)) {
+        s->urgent = d->urgent = true;
+        d->monitor->any_urgent = true;
+    }
 }
 
 void mon_handle_watches(struct xenstats_monitor *m)
@@ -662,6 +666,45 @@ void mon_handle_watches(struct xenstats_monitor *m)
                 }
         }
         free(ev);
+    }
+}
+
+void mon_handle_urgent(struct xenstats_monitor *m)
+{
+    struct mon_domain *d;
+    struct xenstats_pv_set *s;
+
+    if (!m->any_urgent)
+        return;
+    m->any_urgent = false;
+    for (d = m->domains; d; d = d->next) {
+        uint64_t now = monotonic_ns();
+
+        if (!d->urgent)
+            continue;
+        d->urgent = false;
+        mon_bucket_fill(&d->reads, now, m->opts.max_reads_per_s, (double)m->opts.max_reads_per_s * READS_BURST_S);
+        for (s = d->sets; s; s = s->next) {
+            char path[PATH_LEN + sizeof(XEN_PV_STATS_KEY_EVENT_CHANNEL) + 1];
+            unsigned int len = 0;
+            char *v;
+
+            if (!s->urgent)
+                continue;
+            s->urgent = false;
+            if (!live(s))
+                continue;
+            snprintf(path, sizeof(path), "%s/%s", s->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
+            v = dom_read(m, d, path, &len);
+            if (!v) {
+                /* the seed's withdrawal: close our port now; the listing follows at its pace */
+                mon_set_withdraw(m, s, "event-channel removed");
+                continue;
+            }
+            free(v);
+            if (d->reads.tokens >= 1)
+                scan_set(m, s); /* a provider published again (a restart): attach it now */
+        }
     }
 }
 

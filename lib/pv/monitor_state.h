@@ -60,6 +60,7 @@ struct xenstats_pv_set {
     bool seen; /* still listed by the last rescan */
     uint64_t fingerprint; /* of the keys the set was last judged on (attached or rejected) */
     bool dirty;           /* a watch fired under its path: examine it again */
+    bool urgent;          /* live, and its event-channel key changed: a withdrawal or a restart */
     bool transient;       /* rejected for a failure that can pass (map, bind): retried */
     bool peer_closed;     /* withdrawn because the provider's end of the channel closed */
     uint64_t retry_at;    /* examine again then, whatever the watches say; 0: never */
@@ -104,6 +105,7 @@ struct mon_domain {
     char token[32];
     bool dirty;           /* some scan work waits: the tree, or a set marked dirty */
     bool structure_dirty; /* providers or sets may have come or gone: list them */
+    bool urgent;          /* some set is urgent */
     uint64_t last_scan;
     uint64_t not_before; /* no scan before this: the read budget refills */
     uint64_t gap_ns;     /* between scans; grows while throttled */
@@ -144,6 +146,7 @@ struct xenstats_monitor {
     int broken; /* -errno once xenstore or the event channel device is gone */
     size_t outstanding;  /* sets in the sampling state */
     bool any_dirty;      /* some domain waits for a rescan */
+    bool any_urgent;     /* some domain has an urgent set */
     bool timer_dirty;    /* deadlines or rescans changed: re-arm the timer */
     /* private copies of guest pages live here only while being parsed or
      * decoded: one buffer for all sets keeps a monitor of thousands small */

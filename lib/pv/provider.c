@@ -788,55 +788,135 @@ static int handle_watches(struct xenstats_provider *p)
     return ours ? check_resume(p) : 0;
 }
 
+/* Take set off the provider's list. */
+static void unlink_set(struct xenstats_provider *p, struct xenstats_provider_set *set)
+{
+    struct xenstats_provider_set **pp;
+
+    for (pp = &p->sets; *pp && *pp != set; pp = &(*pp)->next)
+        ;
+    if (*pp)
+        *pp = set->next;
+}
+
+/* The seed's first step: delete `event-channel`, the monitor's cue to close its port. */
+static void withdraw_begin(struct xenstats_provider_set *set)
+{
+    char path[PATH_LEN + 32];
+
+    snprintf(path, sizeof(path), "%s/%s", set->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
+    xs_rm(set->provider->xs, XBT_NULL, path);
+}
+
+/* Has the monitor closed its end (our port fallen back to unbound, or gone)? */
+static bool monitor_closed(struct xenstats_provider_set *set)
+{
+    struct xenstats_provider *p = set->provider;
+    enum platform_evtchn_state st = PLATFORM_EVTCHN_UNBOUND;
+
+    return platform_evtchn_status(p->platform, p->evtchn, (uint32_t)set->port, &st) < 0 ||
+           st != PLATFORM_EVTCHN_INTERDOMAIN;
+}
+
+/* The rest: the set's keys, port and grants, and the provider's key when no set is left. */
+static void withdraw_end(struct xenstats_provider_set *set)
+{
+    struct xenstats_provider *p = set->provider;
+
+    xs_rm(p->xs, XBT_NULL, set->path);
+    platform_evtchn_unbind(p->platform, p->evtchn, (uint32_t)set->port);
+    unpublish_pages(set);
+    if (!p->sets && p->key_written) {
+        unsigned int left = 0;
+        char **dir = xs_directory(p->xs, XBT_NULL, p->home, &left);
+
+        /* Another process may publish under the same provider name. */
+        if (!dir || !left)
+            xs_rm(p->xs, XBT_NULL, p->home);
+        free(dir);
+        p->key_written = false;
+    }
+}
+
+/*
+ * Wait, under one deadline, until the monitor has closed the port of each
+ * of the n sets, answering requests meanwhile (the monitor may be
+ * mid-sample).  Returns how many it did not close in time.
+ */
+static size_t wait_monitor_closed(struct xenstats_provider *p, struct xenstats_provider_set **sets, size_t n)
+{
+    uint64_t deadline = monotonic_ns() + (uint64_t)p->withdraw_timeout_ms * 1000000ULL;
+    size_t open = n;
+
+    for (;;) {
+        open = 0;
+        for (size_t i = 0; i < n; i++)
+            open += !monitor_closed(sets[i]);
+        if (!open || monotonic_ns() >= deadline)
+            return open;
+        xenstats_provider_dispatch(p);
+        sleep_ms(5);
+    }
+}
+
 int xenstats_provider_set_withdraw(struct xenstats_provider_set *set)
 {
     struct xenstats_provider *p = set->provider;
-    struct xenstats_provider_set **pp;
-    char path[PATH_LEN + 32];
     int r = 0;
 
     /* A port from before a resume must never be unbound: look first. */
     if (set->published)
         check_resume(p);
-    for (pp = &p->sets; *pp && *pp != set; pp = &(*pp)->next)
-        ;
-    if (*pp)
-        *pp = set->next;
+    unlink_set(p, set);
     if (set->published) {
-        uint64_t deadline = monotonic_ns() + (uint64_t)p->withdraw_timeout_ms * 1000000ULL;
-        enum platform_evtchn_state st = PLATFORM_EVTCHN_UNBOUND;
-
-        snprintf(path, sizeof(path), "%s/%s", set->path, XEN_PV_STATS_KEY_EVENT_CHANNEL);
-        xs_rm(p->xs, XBT_NULL, path);
-        /* The monitor closes its end; our port falls back to unbound. */
-        while (platform_evtchn_status(p->platform, p->evtchn, (uint32_t)set->port, &st) == 0 &&
-               st == PLATFORM_EVTCHN_INTERDOMAIN) {
-            if (monotonic_ns() >= deadline) {
-                log_warning("set %s: the monitor did not close its port within %u ms", set->path,
-                            p->withdraw_timeout_ms);
-                r = -ETIMEDOUT;
-                break;
-            }
-            /* Answer requests meanwhile: the monitor may be mid-sample. */
-            xenstats_provider_dispatch(p);
-            sleep_ms(5);
+        withdraw_begin(set);
+        if (wait_monitor_closed(p, &set, 1)) {
+            log_warning("set %s: the monitor did not close its port within %u ms", set->path,
+                        p->withdraw_timeout_ms);
+            r = -ETIMEDOUT;
         }
-        xs_rm(p->xs, XBT_NULL, set->path);
-        platform_evtchn_unbind(p->platform, p->evtchn, (uint32_t)set->port);
-        unpublish_pages(set);
-        if (!p->sets && p->key_written) {
-            unsigned int left = 0;
-            char **dir = xs_directory(p->xs, XBT_NULL, p->home, &left);
-
-            /* Another process may publish under the same provider name. */
-            if (!dir || !left)
-                xs_rm(p->xs, XBT_NULL, p->home);
-            free(dir);
-            p->key_written = false;
-        }
+        withdraw_end(set);
     }
     set_free(set);
     return r ? set_errno(r) : 0;
+}
+
+int xenstats_provider_withdraw_all(struct xenstats_provider *provider)
+{
+    struct xenstats_provider_set **published, *set;
+    size_t n = 0, cap = 0, open;
+
+    if (!provider->sets)
+        return 0;
+    check_resume(provider);
+    for (set = provider->sets; set; set = set->next)
+        cap++;
+    published = calloc(cap, sizeof(*published));
+    if (!published) {
+        /* one at a time, then: slower, and no allocation */
+        while (provider->sets)
+            xenstats_provider_set_withdraw(provider->sets);
+        return 0;
+    }
+    /* every event-channel key first, so the monitor closes every port in one go */
+    for (set = provider->sets; set; set = set->next) {
+        if (set->published) {
+            withdraw_begin(set);
+            published[n++] = set;
+        }
+    }
+    open = wait_monitor_closed(provider, published, n);
+    if (open)
+        log_warning("provider %s: the monitor did not close %zu of %zu ports within %u ms", provider->name, open, n,
+                    provider->withdraw_timeout_ms);
+    while ((set = provider->sets)) {
+        unlink_set(provider, set);
+        if (set->published)
+            withdraw_end(set);
+        set_free(set);
+    }
+    free(published);
+    return open ? set_errno(-ETIMEDOUT) : 0;
 }
 
 int xenstats_provider_dispatch(struct xenstats_provider *provider)
@@ -946,8 +1026,7 @@ void xenstats_provider_free(struct xenstats_provider *provider)
 {
     if (!provider)
         return;
-    while (provider->sets)
-        xenstats_provider_set_withdraw(provider->sets);
+    xenstats_provider_withdraw_all(provider);
     if (provider->evtchn)
         platform_evtchn_close(provider->platform, provider->evtchn);
     if (provider->nr_stale)

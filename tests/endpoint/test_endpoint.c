@@ -449,17 +449,17 @@ static void test_web_config(void **state)
     assert_int_equal(parse("basic_auth_users:\n  u: $2y$10$short\n", &c, err), -EINVAL);
     /* bcrypt costs up to 14 (WEB_BCRYPT_COST_MAX) are taken; 15 and 31 are not */
     for (unsigned long cost = 4; cost <= 31; cost++) {
-        char salt[CRYPT_GENSALT_OUTPUT_SIZE], text[160];
+        char salt[CRYPT_GENSALT_OUTPUT_SIZE], yaml[256];
 
         assert_non_null(crypt_gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
         /* a made-up checksum: parsing never runs bcrypt */
-        snprintf(text, sizeof(text), "basic_auth_users:\n  u: '%s%s'\n", salt, "0123456789012345678901234567890");
+        snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  u: '%s%s'\n", salt, "0123456789012345678901234567890");
         c = NULL;
         if (cost <= 14) {
-            assert_int_equal(parse(text, &c, err), 0);
+            assert_int_equal(parse(yaml, &c, err), 0);
             web_config_free(c);
         } else {
-            assert_int_equal(parse(text, &c, err), -EINVAL);
+            assert_int_equal(parse(yaml, &c, err), -EINVAL);
             assert_non_null(strstr(err, "line 2: basic_auth_users: u: bcrypt cost "));
             assert_non_null(strstr(err, " is above 14 "));
         }
