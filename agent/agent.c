@@ -46,6 +46,8 @@
 
 #define CMD "agent"
 #define DEFAULT_PORT 9740
+#define DEFAULT_PV_MAX_SETS 256   /* per domain: the monitor's defaults, said once here */
+#define DEFAULT_PV_MAX_PAGES 1024
 
 struct agent {
     struct xenstats_host *host;
@@ -56,6 +58,7 @@ struct agent {
     struct http_auth *auth;   /* NULL without users; the HTTP thread's only */
     uint64_t http_refused, http_evicted; /* atomic: HTTP thread */
     uint64_t interval_ns;
+    uint32_t pv_max_sets, pv_max_pages; /* per domain (--pv-max-sets, --pv-max-pages) */
     int epfd, tfd, sfd;
     bool collecting; /* a round is in progress */
     unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
@@ -81,12 +84,16 @@ static void usage(FILE *f)
             "  -t, --timeout DURATION    time a PV stats provider has to answer (default 500ms)\n"
             "      --no-toolstack        do not create domains' `stats` nodes (another\n"
             "                            toolstack component does)\n"
+            "      --pv-max-sets N       live PV stats sets one domain may hold, one event\n"
+            "                            channel each (default %d)\n"
+            "      --pv-max-pages N      value pages of one domain's sets mapped at once\n"
+            "                            (default %d, 4 KiB each)\n"
             "      --web-config FILE     TLS and basic auth, in the Prometheus exporter-toolkit's\n"
             "                            web configuration format (see xenstats-agent(1))\n"
             "      --list-metrics        print the metrics reference (Markdown) and exit\n"
             "  -h, --help                show this help\n\n"
             "Logs go to standard error; -v for more.  SIGINT/SIGTERM stop it cleanly.\n",
-            PROG, DEFAULT_PORT);
+            PROG, DEFAULT_PORT, DEFAULT_PV_MAX_SETS, DEFAULT_PV_MAX_PAGES);
 }
 
 /* ---- the round ---------------------------------------------------------------- */
@@ -124,6 +131,8 @@ static void publish_snapshot(struct agent *a)
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_SCRAPES, __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED));
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_REFUSED, __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED));
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_EVICTED, __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED));
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_PV_MAX_LIVE_SETS, a->pv_max_sets);
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_PV_MAX_MAPPED_PAGES, a->pv_max_pages);
     s = collector_snapshot(a->collector, &counts);
     if (!s) {
         log_error("cannot build a snapshot: %s", strerror(errno));
@@ -752,7 +761,8 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         {"listen", required_argument, NULL, 'l'},  {"interval", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 't'}, {"no-toolstack", no_argument, NULL, 'N'},
         {"list-metrics", no_argument, NULL, 'M'},  {"help", no_argument, NULL, 'h'},
-        {"web-config", required_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
+        {"web-config", required_argument, NULL, 'W'}, {"pv-max-sets", required_argument, NULL, 'S'},
+        {"pv-max-pages", required_argument, NULL, 'P'}, {NULL, 0, NULL, 0},
     };
     int c;
 
@@ -777,6 +787,16 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         case 'W':
             o->web_config = optarg;
             break;
+        case 'S':
+        case 'P': {
+            uint64_t v;
+
+            if (parse_u64(optarg, 1000000, &v) < 0 || !v)
+                return fail(CMD, "--pv-max-%s %s: expected a number from 1 to 1000000", c == 'S' ? "sets" : "pages",
+                            optarg);
+            *(c == 'S' ? &a->pv_max_sets : &a->pv_max_pages) = (uint32_t)v;
+            break;
+        }
         case 'M':
             export_metrics_reference(stdout);
             return 0;
@@ -792,6 +812,8 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
     if (parse_listen(o->listen_arg, &o->addr, &o->v6) < 0)
         return fail(CMD, "--listen %s: expected ADDRESS:PORT, e.g. 127.0.0.1:9740 or [::1]:9740", o->listen_arg);
+    co->pv_max_live_sets = a->pv_max_sets;
+    co->pv_max_mapped_pages = a->pv_max_pages;
     if (o->timeout_ns * 2 > a->interval_ns)
         log_warning("--timeout is more than half the interval: slow providers delay samples");
     return -1;
@@ -925,7 +947,12 @@ static void close_agent(struct agent *a)
 
 int cmd_agent(int argc, char **argv)
 {
-    struct agent a = {.interval_ns = 1000000000ULL, .epfd = -1, .tfd = -1, .sfd = -1};
+    struct agent a = {.interval_ns = 1000000000ULL,
+                      .pv_max_sets = DEFAULT_PV_MAX_SETS,
+                      .pv_max_pages = DEFAULT_PV_MAX_PAGES,
+                      .epfd = -1,
+                      .tfd = -1,
+                      .sfd = -1};
     struct collector_opts co = {.create_stats_node = true};
     struct options o = {.listen_arg = "127.0.0.1:9740", .timeout_ns = 500000000ULL};
     struct MHD_OptionItem tls_opts[5];

@@ -61,6 +61,8 @@ static void usage(FILE *f)
             "      --dom0-vcpus N     vCPUs of Domain-0 (default 2)\n"
             "  -m, --memory SIZE      the host's memory (default 256G)\n"
             "      --dom0-memory SIZE Domain-0's memory (default 1G)\n"
+            "      --xs-quota-nodes N xenstore nodes a guest may own (xenstored's --entry-nb;\n"
+            "                         default 1000)\n"
             "      --duration DURATION  exit after this long (default: run until SIGINT/SIGTERM)\n"
             "  -h, --help             show this help\n\n"
             "SPEC is key=value pairs separated by commas: name=NAME (required), vcpus=N (default 1),\n"
@@ -89,7 +91,7 @@ static int parse_run_options(int argc, char **argv, struct emu_run_options *o)
         {"config", required_argument, NULL, 'c'},     {"dom0-vcpus", required_argument, NULL, 'z'},
         {"duration", required_argument, NULL, 'u'},   {"help", no_argument, NULL, 'h'},
         {"memory", required_argument, NULL, 'm'},     {"dom0-memory", required_argument, NULL, 'Z'},
-        {NULL, 0, NULL, 0},
+        {"xs-quota-nodes", required_argument, NULL, 'Q'}, {NULL, 0, NULL, 0},
     };
     int c;
 
@@ -128,6 +130,10 @@ static int parse_run_options(int argc, char **argv, struct emu_run_options *o)
         case 'Z':
             if (emu_size_parse(optarg, EMU_MAX_SIZE_KIB, &o->dom0_memory) < 0 || !o->dom0_memory)
                 return fail(CMD, "--dom0-memory %s: expected a size such as 1G", optarg);
+            break;
+        case 'Q':
+            if (parse_u64(optarg, 10000000, &o->xs_quota_nodes) < 0 || !o->xs_quota_nodes)
+                return fail(CMD, "--xs-quota-nodes %s: expected 1..10000000", optarg);
             break;
         case 'u':
             if (parse_duration_ns(optarg, &o->duration) < 0)

@@ -54,6 +54,16 @@ struct xenstats_monitor_opts {
     uint32_t max_rescans_per_s;   /* 0: default 10 */
     uint32_t max_log_per_s;       /* log lines, sustained (bursts of 32); the rest are
                                      counted and reported; 0: default 1 */
+    /*
+     * Caps on what one domain holds of dom0's: its live sets (one event
+     * channel each) and the value pages mapped for them.  A set past
+     * either is rejected (retried later, as room may come free) and the
+     * domain marked throttled.  The defaults are far above what a real
+     * guest publishes; an administrator who raises xenstored's quotas no
+     * longer raises these with them.
+     */
+    uint32_t max_live_sets;       /* 0: default 256 */
+    uint32_t max_mapped_pages;    /* 0: default 1024 (4 MiB) */
 };
 
 /*
@@ -142,6 +152,9 @@ struct xenstats_pv_domain_info {
     uint64_t xenstore_reads;
     uint64_t budget_exceeded;  /* times a budget was found exhausted */
     uint64_t log_suppressed;   /* log lines dropped by the log budget */
+    uint32_t live_sets;        /* sets bound now (one event channel each), at most max_live_sets */
+    uint32_t mapped_pages;     /* their value pages mapped now, at most max_mapped_pages */
+    uint32_t sets_capped;      /* sets rejected now for want of room under those caps */
 };
 /*
  * Fill *ret_info for a monitored domain.  Returns 0, or -ENOENT (and errno)

@@ -26,6 +26,8 @@ struct collector_opts {
     uint64_t interval_ns;       /* sampling interval: a round lasts at most half */
     uint32_t sample_timeout_ms; /* time a PV stats provider has to answer */
     bool create_stats_node;     /* play the toolstack's part of PV stats */
+    uint32_t pv_max_live_sets;  /* per domain; 0: the monitor's default */
+    uint32_t pv_max_mapped_pages;
 };
 
 struct collector;

@@ -204,6 +204,7 @@ struct emu_host {
     uint64_t tick_hz; /* rate of ticks_read(), 0: no time base */
     uint64_t total_memory_kib;
     uint64_t free_memory_kib;   /* total minus every domain's memory */
+    uint32_t xs_quota_nodes;    /* xenstore nodes a guest may own; 0: xenstored's default */
     uint32_t nr_running;        /* vCPUs given a pCPU at the last tick */
     void *table;                /* the mapped table file (emu/proto/run_dir.h) */
     struct emu_domain *domains; /* sorted by domid */

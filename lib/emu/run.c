@@ -214,6 +214,7 @@ int emu_run_open(struct emu_run *run, const struct emu_run_options *o, char *err
         return r;
     }
     run->host.loop = run->loop;
+    run->host.xs_quota_nodes = (uint32_t)o->xs_quota_nodes;
     if ((r = emu_hyper_register(&run->host)) < 0) {
         snprintf(err, errlen, "cannot set up grants and event channels: %s", strerror(-r));
         return r;

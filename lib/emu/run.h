@@ -18,6 +18,7 @@
 /* The settings of a run. */
 struct emu_run_options {
     uint64_t pcpus, tick, dom0_vcpus, duration;
+    uint64_t xs_quota_nodes; /* 0: xenstored's default */
     uint64_t memory, dom0_memory; /* KiB */
     char dir[PATH_MAX - 64];
     const char *config;

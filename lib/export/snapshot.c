@@ -162,6 +162,9 @@ void export_domain_set_pv(struct export_domain *d, const struct xenstats_pv_doma
     export_figs_set(f, EXPORT_FIG_PV_DOMAIN_XENSTORE_READS, info->xenstore_reads);
     export_figs_set(f, EXPORT_FIG_PV_DOMAIN_BUDGET_EXCEEDED, info->budget_exceeded);
     export_figs_set(f, EXPORT_FIG_PV_DOMAIN_LOG_SUPPRESSED, info->log_suppressed);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_LIVE_SETS, info->live_sets);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_MAPPED_PAGES, info->mapped_pages);
+    export_figs_set(f, EXPORT_FIG_PV_DOMAIN_SETS_CAPPED, info->sets_capped);
 }
 
 void export_agent_figures(const struct export_snapshot *s, struct export_figs *ret_figs)

@@ -156,6 +156,10 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
         m->opts.max_rescans_per_s = 10;
     if (!m->opts.max_log_per_s)
         m->opts.max_log_per_s = 1;
+    if (!m->opts.max_live_sets)
+        m->opts.max_live_sets = 256;
+    if (!m->opts.max_mapped_pages)
+        m->opts.max_mapped_pages = 1024;
 
     m->xs = platform_store_open(pl, 0);
     if (!m->xs)
@@ -383,5 +387,8 @@ int xenstats_monitor_domain_info(const struct xenstats_monitor *monitor, uint32_
     ret_info->xenstore_reads = d->xs_reads;
     ret_info->budget_exceeded = d->budget_exceeded;
     ret_info->log_suppressed = d->log_suppressed;
+    ret_info->live_sets = d->live_sets;
+    ret_info->mapped_pages = d->mapped_pages;
+    ret_info->sets_capped = d->sets_capped;
     return 0;
 }

@@ -193,6 +193,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
         mon_set_reason(s, "%scannot map val-ref grants: %s", errno == EINVAL ? STALE : "", strerror(errno));
         return -EAGAIN;
     }
+    s->domain->mapped_pages += keys->nr_pages;
     r = platform_evtchn_bind_interdomain(pl, m->evtchn, s->domain->domid, keys->event_channel);
     if (r < 0) {
         mon_set_reason(s, "%scannot bind event-channel %u: %s", r == -EINVAL ? STALE : "", keys->event_channel,
@@ -200,6 +201,7 @@ static int set_attach(struct xenstats_monitor *m, struct xenstats_pv_set *s, con
         return -EAGAIN;
     }
     s->port = r;
+    s->domain->live_sets++;
     mon_port_map(m, s->port, s);
     s->bind_event_due = true;
     s->bound_at = monotonic_ns();
@@ -269,6 +271,28 @@ static struct xenstats_pv_set *set_new(struct xenstats_monitor *m, struct mon_do
 }
 
 /*
+ * Would attaching s (its keys) take its domain past a cap of dom0's
+ * resources?  Then say which in s->reason, once in the log, and count it
+ * against the domain's budgets.
+ */
+static bool over_caps(struct xenstats_monitor *m, struct xenstats_pv_set *s, const struct pv_set_keys *keys)
+{
+    struct mon_domain *d = s->domain;
+
+    if (d->live_sets < m->opts.max_live_sets && d->mapped_pages + keys->nr_pages <= m->opts.max_mapped_pages)
+        return false;
+    if (d->live_sets >= m->opts.max_live_sets)
+        mon_set_reason(s, "the domain has %u live sets, its cap (--pv-max-sets)", d->live_sets);
+    else
+        mon_set_reason(s, "%u more pages would pass the domain's cap of %u mapped pages (--pv-max-pages)",
+                       keys->nr_pages, m->opts.max_mapped_pages);
+    if (!d->sets_capped)
+        mon_dom_log(m, d, XENSTATS_LOG_WARNING, "set %s refused: %s", s->path, s->reason);
+    mon_over_budget(d, monotonic_ns(), "live sets and mapped pages");
+    return true;
+}
+
+/*
  * Look at one set again: attach, keep, or withdraw it.  A live set stays
  * only if every key is as it was when attached and the provider's end of
  * the channel is still bound to ours: a provider that died and came back
@@ -317,6 +341,15 @@ static void scan_set(struct xenstats_monitor *m, struct xenstats_pv_set *s)
         return;
     }
     mon_set_detach(m, s);
+    if (over_caps(m, s, &keys)) {
+        mon_set_reject(m, s, fp, true); /* room may come free: retried */
+        if (!s->capped) {
+            s->capped = true;
+            s->domain->sets_capped++;
+        }
+        m->list_dirty = true;
+        return;
+    }
     r = set_attach(m, s, &keys);
     if (r == 0) {
         s->fingerprint = fp;

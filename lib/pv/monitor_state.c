@@ -35,6 +35,10 @@ void mon_set_state(struct xenstats_monitor *m, struct xenstats_pv_set *s, enum x
         s->domain->nr_rejected--;
     else if (s->state != XENSTATS_PV_SET_REJECTED && state == XENSTATS_PV_SET_REJECTED)
         s->domain->nr_rejected++;
+    if (s->capped && state != XENSTATS_PV_SET_REJECTED) {
+        s->capped = false;
+        s->domain->sets_capped--;
+    }
     s->state = state;
 }
 
@@ -53,11 +57,14 @@ void mon_set_detach(struct xenstats_monitor *m, struct xenstats_pv_set *s)
         mon_port_map(m, s->port, NULL);
         platform_evtchn_unbind(m->platform, m->evtchn, (uint32_t)s->port);
         s->port = -1;
+        s->domain->live_sets--;
     }
     if (s->name_map)
         platform_grant_unmap(m->platform, (void *)s->name_map, s->keys.nr_pages);
-    if (s->value_map)
+    if (s->value_map) {
         platform_grant_unmap(m->platform, (void *)s->value_map, s->keys.nr_pages);
+        s->domain->mapped_pages -= s->keys.nr_pages;
+    }
     s->name_map = s->value_map = NULL;
 
     free(s->stat_block);

@@ -62,6 +62,7 @@ struct xenstats_pv_set {
     bool dirty;           /* a watch fired under its path: examine it again */
     bool urgent;          /* live, and its event-channel key changed: a withdrawal or a restart */
     bool transient;       /* rejected for a failure that can pass (map, bind): retried */
+    bool capped;          /* rejected for want of room under the domain's caps */
     bool peer_closed;     /* withdrawn because the provider's end of the channel closed */
     uint64_t retry_at;    /* examine again then, whatever the watches say; 0: never */
     uint32_t backoff_ms;
@@ -120,6 +121,8 @@ struct mon_domain {
     uint32_t rescans_in_window;
     uint64_t throttled_until;
     uint32_t nr_rejected, sets_ignored, log_pending_suppressed;
+    /* the caps (max_live_sets, max_mapped_pages): what is held now, and the sets refused for them */
+    uint32_t live_sets, mapped_pages, sets_capped;
     uint64_t rescans, xs_reads, budget_exceeded, log_suppressed;
 };
 

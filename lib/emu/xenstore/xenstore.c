@@ -227,6 +227,8 @@ static int module_init(struct emu_host *host)
         return -ENAMETOOLONG;
     module.store = xs_store_new();
     if (module.store)
+        xs_store_set_quota_nodes(module.store, host->xs_quota_nodes);
+    if (module.store)
         module.toolstack = xs_conn_new(module.store, 0, NULL, NULL);
     if (module.toolstack)
         module.server = xs_server_new(module.store, host->loop, dir);

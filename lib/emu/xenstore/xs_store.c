@@ -108,6 +108,7 @@ struct xs_conn {
 };
 
 struct xs_store {
+    unsigned int quota_nodes; /* 0: XS_QUOTA_NODES */
     struct map nodes;
     uint64_t generation;
     uint32_t next_tx_id;
@@ -780,6 +781,11 @@ nomem:
     return -ENOMEM;
 }
 
+void xs_store_set_quota_nodes(struct xs_store *s, unsigned int nodes)
+{
+    s->quota_nodes = nodes;
+}
+
 struct xs_store *xs_store_new(void)
 {
     static const struct xs_perm dom0_only = {.domid = 0, .perm = XS_STORE_PERM_NONE};
@@ -1308,7 +1314,8 @@ static int create_node(struct op *op, const void *data, size_t datalen)
         const char *child = last ? NULL : base_of(entries[i + 1]->path);
 
         /* xenstored checks the count before each new node. */
-        if (!op->c->privileged && tx_nodes(op->s, op->t, op->c->domid) + (int64_t)i >= XS_QUOTA_NODES) {
+        if (!op->c->privileged && tx_nodes(op->s, op->t, op->c->domid) + (int64_t)i >=
+                                         (op->s->quota_nodes ? op->s->quota_nodes : XS_QUOTA_NODES)) {
             r = -ENOSPC;
             goto out;
         }

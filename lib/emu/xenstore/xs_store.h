@@ -53,6 +53,8 @@ typedef void (*xs_event_fn)(void *data, const char *path, const char *token);
 
 /* NULL and errno.  Starts with "/", "/tool", "/tool/xenstored" like xenstored. */
 struct xs_store *xs_store_new(void);
+/* The nodes an unprivileged domain may own (xenstored's --entry-nb); 0: XS_QUOTA_NODES. */
+void xs_store_set_quota_nodes(struct xs_store *s, unsigned int nodes);
 /* Frees every connection still attached too.  Accepts NULL. */
 void xs_store_free(struct xs_store *s);
 
