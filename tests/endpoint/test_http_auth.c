@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Basic auth's budgets and hygiene, on http_auth.c itself (included, so
- * bcrypt and explicit_bzero can be watched): one client's flood spends its
+ * Basic auth's budgets and hygiene, with bcrypt and explicit_bzero watched
+ * (linked with --wrap): one client's flood spends its
  * own budget, strangers never starve a verified client nor a scraper's
  * first check after a restart, an unknown user costs the dearest hash, and
  * decoded credentials are wiped on every path.  Time is simulated.
@@ -19,35 +19,32 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/random.h>
 
 #include <cmocka.h>
-#include <gnutls/crypto.h>
-#include <gnutls/gnutls.h>
 
-#define crypt_rn watched_crypt_rn
-#define explicit_bzero watched_explicit_bzero
-static char *watched_crypt_rn(const char *phrase, const char *setting, void *data, int size);
-static void watched_explicit_bzero(void *s, size_t n);
-#include "agent/web/http_auth.c"
-#undef crypt_rn
-#undef explicit_bzero
+#include "agent/web/http_auth.h"
+
+/* Linked with --wrap: http_auth.c's calls come here first. */
+char *__real_crypt_rn(const char *phrase, const char *setting, void *data, int size);
+char *__wrap_crypt_rn(const char *phrase, const char *setting, void *data, int size);
+void __real_explicit_bzero(void *s, size_t n);
+void __wrap_explicit_bzero(void *s, size_t n);
 
 #define MS 1000000ULL
 
 static char last_setting[64];
 static unsigned int wiped[8]; /* explicit_bzero calls: [0] 32 bytes, [1] 256, [2] 512, [3] a crypt_data, [4] other */
 
-static char *watched_crypt_rn(const char *phrase, const char *setting, void *data, int size)
+char *__wrap_crypt_rn(const char *phrase, const char *setting, void *data, int size)
 {
     snprintf(last_setting, sizeof(last_setting), "%s", setting);
-    return crypt_rn(phrase, setting, data, size);
+    return __real_crypt_rn(phrase, setting, data, size);
 }
 
-static void watched_explicit_bzero(void *s, size_t n)
+void __wrap_explicit_bzero(void *s, size_t n)
 {
     wiped[n == 32 ? 0 : n == 256 ? 1 : n == 512 ? 2 : n == sizeof(struct crypt_data) ? 3 : 4]++;
-    explicit_bzero(s, n);
+    __real_explicit_bzero(s, n);
 }
 
 #ifdef OLD_API /* to show these tests failing on the code before per-client budgets */

@@ -41,7 +41,7 @@ ok "each header compiles alone, as C11 and as C++"
 
 # the monitor's options are not declared by the provider's header, and the
 # other way round; each test fails for the name it is about
-monitor_use='static struct xenstats_monitor_opts o = {sizeof(o), 0, 0, 0, 0, 0, 0, 0, 0, 0};'
+monitor_use='static struct xenstats_monitor_opts o = {sizeof(o), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};'
 provider_use='static struct xenstats_provider_opts o = {sizeof(o), -1, 0};'
 compile c "#include <xenstats/pv_monitor.h>
 $monitor_use" || { cat "$tmp/err"; not_ok "pv_monitor.h declares the monitor"; }
