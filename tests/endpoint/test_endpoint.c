@@ -26,6 +26,8 @@
 #include "agent/web/http_encoding.h"
 #include "agent/web/web_config.h"
 
+#include "auth_helpers.h"
+
 #define MS 1000000ULL
 
 /* ---- Accept-Encoding ---------------------------------------------------------- */
@@ -276,41 +278,6 @@ static void test_basic_credentials(void **state)
     memcpy(big, "Basic ", 6);
     memcpy(big + 402, "OnBh", 5); /* ...":pa" */
     assert_int_equal(http_basic_credentials(big, user, password), -E2BIG);
-}
-
-static char *bcrypt_hash(const char *password, unsigned long cost)
-{
-    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-    struct crypt_data data = {0};
-    const char *h;
-
-    assert_non_null(crypt_gensalt_rn("$2b$", cost, NULL, 0, salt, sizeof(salt)));
-    h = crypt_rn(password, salt, &data, sizeof(data));
-    assert_non_null(h);
-    return strdup(h);
-}
-
-static char *basic(const char *user_password)
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t len = strlen(user_password), o = 6;
-    char *out = malloc(6 + (len + 2) / 3 * 4 + 1);
-
-    memcpy(out, "Basic ", 6);
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)(unsigned char)user_password[i] << 16;
-
-        if (i + 1 < len)
-            v |= (uint32_t)(unsigned char)user_password[i + 1] << 8;
-        if (i + 2 < len)
-            v |= (unsigned char)user_password[i + 2];
-        out[o++] = alphabet[v >> 18];
-        out[o++] = alphabet[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? alphabet[v & 63] : '=';
-    }
-    out[o] = '\0';
-    return out;
 }
 
 static void test_auth_remembers_and_budgets(void **state)
