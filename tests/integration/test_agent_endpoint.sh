@@ -361,11 +361,18 @@ threads = [threading.Thread(target=flood, args=(n,)) for n in range(8)]
 for t in threads:
     t.start()
 time.sleep(1)  # the flood has spent its budget
+# the scraper keeps its connection open, as Prometheus does
+scraper = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=("127.0.0.1", 0))
+auth = base64.b64encode(b"prometheus:c0rrect horse").decode()
 got = []
 t0 = time.monotonic()
 while time.monotonic() - t0 < 5:
-    got.append(get("prometheus", "c0rrect horse", "127.0.0.1"))
+    scraper.request("GET", "/healthz", headers={"Authorization": "Basic " + auth})
+    r = scraper.getresponse()
+    r.read()
+    got.append(r.status)
     time.sleep(0.2)
+scraper.close()
 stop.set()
 for t in threads:
     t.join()
