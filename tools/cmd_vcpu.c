@@ -29,6 +29,8 @@ struct frame {
     uint64_t now; /* producer clock, 0 when there is no live producer */
     struct xenstats_vcpu_sample *samples;
     uint64_t (*times)[XENSTATS_VCPU_NR_RUNSTATES]; /* projected runstate times */
+    struct xenstats_vcpu_domain_sample dom;        /* the domain section (layout version 2) */
+    bool have_dom;
 };
 
 static void usage(FILE *f)
@@ -113,6 +115,8 @@ static int take_frame(struct xenstats_vcpu_map *map, uint32_t n, struct frame *f
         return r;
     if (xenstats_vcpu_map_clock(map, &f->now) < 0)
         f->now = 0;
+    /* -ENODATA: a version 1 region or the hypercall fallback, which have none */
+    f->have_dom = xenstats_vcpu_map_snapshot_domain(map, &f->dom) == 0;
     for (i = 0; i < n; i++) {
         if (f->now)
             xenstats_vcpu_sample_project(&f->samples[i], f->now, f->times[i]);
@@ -120,6 +124,40 @@ static int take_frame(struct xenstats_vcpu_map *map, uint32_t n, struct frame *f
             xenstats_vcpu_sample_project(&f->samples[i], 0, f->times[i]);
     }
     return 0;
+}
+
+/* The domain section's memory counters (pages), one line; nothing when absent. */
+static void print_domain_text(const struct frame *f)
+{
+    unsigned int k;
+
+    if (!f->have_dom)
+        return;
+    printf("domain counters:");
+    for (k = 0; k < XENSTATS_VCPU_DOMAIN_NR_COUNTERS; k++) {
+        if (xenstats_vcpu_domain_status(&f->dom, k) == XENSTATS_COUNTER_VALID)
+            printf(" %s %llu", xenstats_vcpu_domain_counter_name(k),
+                   (unsigned long long)xenstats_vcpu_domain_value(&f->dom, k));
+        else
+            printf(" %s -", xenstats_vcpu_domain_counter_name(k));
+    }
+    printf(" (4 KiB pages)\n");
+}
+
+static struct json_object *domain_json(const struct frame *f)
+{
+    struct json_object *o;
+    unsigned int k;
+
+    if (!f->have_dom)
+        return NULL;
+    o = json_object_new_object();
+    for (k = 0; k < XENSTATS_VCPU_DOMAIN_NR_COUNTERS; k++)
+        json_object_object_add(o, xenstats_vcpu_domain_counter_name(k),
+                               xenstats_vcpu_domain_status(&f->dom, k) == XENSTATS_COUNTER_VALID
+                                   ? json_object_new_int64((int64_t)xenstats_vcpu_domain_value(&f->dom, k))
+                                   : NULL);
+    return o;
 }
 
 /* Value of runstate time s of vCPU i over the report: delta or cumulative. */
@@ -139,6 +177,7 @@ static void print_text(const struct xenstats_domain_info *info, const struct fra
                (double)(cur->now - prev->now) / 1e9);
     else
         printf("domain %u (%s): %u vCPUs, times since start (s)\n", info->domid, info->name, n);
+    print_domain_text(cur);
     printf("%-5s %-9s", "VCPU", "STATE");
     for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
         char head[16];
@@ -207,6 +246,7 @@ static void print_json(const struct xenstats_domain_info *info, const struct fra
     json_object_object_add(root, "name", json_object_new_string(info->name));
     json_object_object_add(root, "clock_ns", cur->now ? json_object_new_int64((int64_t)cur->now) : NULL);
     json_object_object_add(root, "interval_ns", prev ? json_object_new_int64((int64_t)(cur->now - prev->now)) : NULL);
+    json_object_object_add(root, "domain_counters", domain_json(cur));
     for (i = 0; i < n; i++) {
         const struct xenstats_vcpu_sample *smp = &cur->samples[i];
         struct json_object *v = json_object_new_object();

@@ -251,6 +251,13 @@ static void build_domain_lines(const struct top_domain *d, struct lines *l)
 
     lines_add(l, A_NORMAL, "domain %u  name %s  vCPUs %u  vCPU statistics: %s%s%s", d->domid, d->name, d->nr_vcpus,
               d->vcpu_source ? d->vcpu_source : "-", d->vcpu_error ? " - " : "", d->vcpu_error ? d->vcpu_error : "");
+    if (d->fig_valid[EXPORT_FIG_DOMAIN_TABLE_MEMORY])
+        lines_add(l, A_NORMAL, "statistics table: memory %.1f MiB  max %.1f MiB  outstanding %.1f MiB",
+                  d->fig[EXPORT_FIG_DOMAIN_TABLE_MEMORY] / 1048576.0,
+                  d->fig_valid[EXPORT_FIG_DOMAIN_TABLE_MEMORY_MAX] ? d->fig[EXPORT_FIG_DOMAIN_TABLE_MEMORY_MAX] / 1048576.0 : 0.0,
+                  d->fig_valid[EXPORT_FIG_DOMAIN_TABLE_MEMORY_OUTSTANDING]
+                      ? d->fig[EXPORT_FIG_DOMAIN_TABLE_MEMORY_OUTSTANDING] / 1048576.0
+                      : 0.0);
     format_share_cells(cells, d->share_valid, d->share);
     lines_add(l, A_NORMAL, "interval: running %s%s  runnable %s%s  blocked %s%s  offline %s%s  changes/s %s", cells[0],
               d->share_valid[0] ? "%" : "", cells[1], d->share_valid[1] ? "%" : "", cells[2],

@@ -373,6 +373,26 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
+/* The domain section of a version 2 table, where there is one: its page counts, in bytes. */
+static void fill_table_memory(struct tracked *t, struct export_domain *d)
+{
+    static const struct {
+        unsigned int counter;
+        enum export_figure_id fig;
+    } map[] = {
+        {XEN_VCPU_STATS_DOMAIN_TOT_PAGES, EXPORT_FIG_DOMAIN_TABLE_MEMORY},
+        {XEN_VCPU_STATS_DOMAIN_MAX_PAGES, EXPORT_FIG_DOMAIN_TABLE_MEMORY_MAX},
+        {XEN_VCPU_STATS_DOMAIN_OUTSTANDING_PAGES, EXPORT_FIG_DOMAIN_TABLE_MEMORY_OUTSTANDING},
+    };
+    struct xenstats_vcpu_domain_sample dom;
+
+    if (xenstats_vcpu_map_snapshot_domain(t->map, &dom) < 0)
+        return;
+    for (size_t k = 0; k < ARRAY_SIZE(map); k++)
+        if (xenstats_vcpu_domain_status(&dom, map[k].counter) == XENSTATS_COUNTER_VALID)
+            export_figs_set(&d->figs, map[k].fig, xenstats_vcpu_domain_value(&dom, map[k].counter) * 4096);
+}
+
 static void fill_vcpus(struct collector *col, struct tracked *t, struct export_domain *d)
 {
     uint32_t n = t->map ? xenstats_vcpu_map_nr_vcpus(t->map) : 0, i;
@@ -415,6 +435,7 @@ static void fill_vcpus(struct collector *col, struct tracked *t, struct export_d
         v->changes = xenstats_vcpu_sample_value(&samples[i], XEN_VCPU_STATS_STATE_CHANGES);
     }
     free(samples);
+    fill_table_memory(t, d);
 }
 
 static int compare_sets(const void *x, const void *y)

@@ -235,11 +235,17 @@ static int xen_resource_map(struct platform *p, uint32_t domid, unsigned int typ
     struct platform_resource first, whole;
     struct xenstats_domain_info info;
     unsigned long frames;
+    uint32_t mapid;
     int r;
 
     if (!fmem)
         return negative_errno();
-    r = map_frames(fmem, domid, type, id, 1, &first);
+    /* Our own domain's frames are mapped as DOMID_SELF: Linux hands the
+     * domid on to mmu_update as the frames' owner, and Xen refuses a
+     * foreign owner that is the caller itself.  (An unpatched Xen refuses
+     * both with EPERM; the vCPU fallback takes it from there.) */
+    mapid = domid == p->self_domid ? DOMID_SELF : domid;
+    r = map_frames(fmem, mapid, type, id, 1, &first);
     if (r < 0)
         return r;
     if (type != XEN_VCPU_STATS_RESOURCE_TYPE || id != XEN_VCPU_STATS_RESOURCE_ID ||
@@ -247,7 +253,7 @@ static int xen_resource_map(struct platform *p, uint32_t domid, unsigned int typ
         *ret_resource = first;
         return 0;
     }
-    r = map_frames(fmem, domid, type, id, frames, &whole);
+    r = map_frames(fmem, mapid, type, id, frames, &whole);
     xenforeignmemory_unmap_resource(fmem, first.backend_data);
     if (r < 0)
         return platform_resource_absent(r) ? -ERANGE : r;

@@ -162,13 +162,18 @@ static void rewrite(unsigned char *p, size_t bytes, unsigned long round, unsigne
             p[i] = rand_r(seed);
         return;
     case 3: /* the first record far beyond the table, valid magic */
-        h = (struct xen_vcpu_stats_header){XEN_VCPU_STATS_MAGIC, 0xfffff000u, 64, 0x7fffffc0u};
+        h = (struct xen_vcpu_stats_header){.magic = XEN_VCPU_STATS_MAGIC, .offset = 0xfffff000u, .size = 64,
+                                           .stride = 0x7fffffc0u, .version = XEN_VCPU_STATS_VERSION,
+                                           .nr_vcpus = 0xffffffffu, .domain_offset = 0xfffff000u};
         break;
     case 4: /* records just past the end, a huge stride */
-        h = (struct xen_vcpu_stats_header){XEN_VCPU_STATS_MAGIC, (uint32_t)bytes, 64, 1u << 30};
+        h = (struct xen_vcpu_stats_header){.magic = XEN_VCPU_STATS_MAGIC, .offset = (uint32_t)bytes, .size = 64,
+                                           .stride = 1u << 30, .header_size = 0xffffffffu,
+                                           .domain_offset = (uint32_t)bytes, .domain_size = 0xffffffffu};
         break;
     case 5: /* records over the header, no stride */
-        h = (struct xen_vcpu_stats_header){XEN_VCPU_STATS_MAGIC, 0, 0xffffffffu, 0};
+        h = (struct xen_vcpu_stats_header){.magic = XEN_VCPU_STATS_MAGIC, .offset = 0, .size = 0xffffffffu,
+                                           .stride = 0, .nr_vcpus = 0, .domain_arch_offset = 0xffffffffu};
         break;
     case 6: /* odd sequence numbers and every counter saturated */
         memset(p, 0xff, bytes);

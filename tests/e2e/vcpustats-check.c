@@ -183,6 +183,11 @@ static int map_region(xc_interface *xch, uint32_t domid, struct region *r)
         result(0, "fmem-open", "%s", strerror(errno));
         return -1;
     }
+    /* This checker runs in dom0.  A PV domain maps its own frames as
+     * DOMID_SELF: Linux hands the domid on to mmu_update as the frames'
+     * owner, and Xen refuses a foreign owner that is the caller itself. */
+    if (domid == 0)
+        domid = DOMID_SELF;
     rc = xenforeignmemory_resource_size(r->fm, domid, XEN_VCPU_STATS_RESOURCE_TYPE,
                                         XEN_VCPU_STATS_RESOURCE_ID, &size);
     /* Xen 4.17's unpatched resource_max_frames() can "succeed" with garbage. */

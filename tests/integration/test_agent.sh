@@ -24,6 +24,25 @@ grep -q '^xenstats_vcpu_runstate_seconds_total{domid="1",domain="web",vcpu="0",r
     "$XENSTATS_TEST_TMP/metrics.txt" || fail "vCPU series missing"
 pass "promtool accepts /metrics"
 
+# the domain section of a version 2 table (the emulator writes one): the same
+# memory as getdomaininfo, for a domain with a table; none for Domain-0 (the
+# emulator gives dom0 no table of its own)
+python3 - "$XENSTATS_TEST_TMP/metrics.txt" <<'PY' || fail "statistics table memory"
+import re, sys
+m = {}
+for line in open(sys.argv[1]):
+    r = re.match(r'^(xenstats_domain_(?:stats_table_)?memory(?:_max|_outstanding)?_bytes)\{domid="(\d+)",[^}]*\} (\S+)$', line)
+    if r:
+        m[(r.group(1), r.group(2))] = float(r.group(3))
+for kind in ("", "_max", "_outstanding"):
+    t = m.get((f"xenstats_domain_stats_table_memory{kind}_bytes", "1"))
+    g = m.get((f"xenstats_domain_memory{kind}_bytes", "1"))
+    assert t is not None and t == g, (kind, t, g)
+assert m[("xenstats_domain_stats_table_memory_bytes", "1")] > 0
+assert ("xenstats_domain_stats_table_memory_bytes", "0") not in m, "Domain-0 has no table here"
+PY
+pass "the table's domain counters agree with getdomaininfo"
+
 curl -sf -D "$XENSTATS_TEST_TMP/om.headers" -H 'Accept: application/openmetrics-text; version=1.0.0' \
     "$URL/metrics" >"$XENSTATS_TEST_TMP/om.txt"
 grep -qi '^content-type: application/openmetrics-text' "$XENSTATS_TEST_TMP/om.headers" || fail "OpenMetrics content type"

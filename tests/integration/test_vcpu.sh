@@ -92,6 +92,18 @@ r = json.load(sys.stdin)
 assert len(r["vcpus"]) == 2 and r["clock_ns"] is None
 assert all(v["running"] > 0 for v in r["vcpus"])' || fail "dump read back"
 pass "dump and --file"
+
+# the domain section's counters (version 2): busy's 128 MiB, live and from the dump,
+# in the text and the JSON; a domain without a region has none to show
+"$XENSTATS" vcpu --json busy | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["domain_counters"] == {"tot_pages": 32768, "max_pages": 33024, "outstanding_pages": 0}, r["domain_counters"]' ||
+    fail "domain counters in the JSON"
+"$XENSTATS" vcpu --json --file "$XENSTATS_TEST_TMP/busy.dump" | grep -q '"tot_pages":32768' || fail "domain counters of a dump"
+"$XENSTATS" vcpu busy | grep -qx 'domain counters: tot_pages 32768 max_pages 33024 outstanding_pages 0 (4 KiB pages)' ||
+    fail "domain counters in the text: $("$XENSTATS" vcpu busy)"
+pass "domain counters of the table's domain section"
 python3 - "$XENSTATS_TEST_TMP" <<'PY'
 import sys
 d = sys.argv[1]

@@ -31,6 +31,8 @@
 #                  Work directory build-xen-hv/e2e-<version>[-debug...].
 #                  XEN_TOOLS_ROOT=DIR takes the tools from another build
 #                  of the same tree (a DESTDIR inside build-xen-hv)
+#   BENCH_VCPUS=N[,M]  vCPUs of the benchmark domUs (default 4,8; one
+#                  number: one domU), for a loaded machine
 #   DOM0_EXTRA=xt_rewrite [xt_rewrite_seconds=N]  the rewrite test instead
 #                  (scripts/rewrite-test.sh)
 set -uo pipefail
@@ -169,7 +171,7 @@ initramfs_pack "$R" "$B/dom0.cpio"
 
 LOG=${LOG:-$WORK/logs/serial-$(date +%Y%m%d-%H%M%S).log}
 XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
-DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 ${DOM0_EXTRA:-}"
+DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 ${DOM0_EXTRA:-}${BENCH_VCPUS:+ xt_bench_vcpus=$BENCH_VCPUS}"
 : >"$LOG"
 start=$(date +%s)
 echo "[host] $(date -u +%T) QEMU: $XEN, log $LOG"
