@@ -30,4 +30,11 @@ bool top_source_is_direct(const struct top_source *src);
  */
 int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
 
+/*
+ * The same, as lib/export's snapshot itself (raw strings, every device):
+ * 0 and a snapshot the caller releases with export_snapshot_unref(), or
+ * as top_source_fetch().
+ */
+int top_source_fetch_export(struct top_source *src, struct export_snapshot **ret_snapshot, char *err, size_t errlen);
+
 #endif

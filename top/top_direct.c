@@ -59,14 +59,12 @@ void top_direct_close(struct top_direct *d)
     free(d);
 }
 
-int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+int top_direct_fetch_export(struct top_direct *d, struct export_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct export_snapshot *s = collector_collect(d->collector, NULL);
-    int r;
 
     if (!s)
         return top_reason(err, errlen, -ENOMEM, "out of memory");
-    r = top_snapshot_view(s, ret_snapshot, err, errlen);
-    export_snapshot_unref(s);
-    return r;
+    *ret_snapshot = s;
+    return 0;
 }

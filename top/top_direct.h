@@ -17,7 +17,10 @@ struct top_direct;
 struct top_direct *top_direct_open(char *err, size_t errlen);
 void top_direct_close(struct top_direct *d);
 
-/* A snapshot of every domain, as the agent's would be; 0 or -errno and a reason. */
-int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
+/*
+ * A snapshot of every domain, as the agent's would be: 0 and a snapshot
+ * the caller releases with export_snapshot_unref(), or -ENOMEM and a reason.
+ */
+int top_direct_fetch_export(struct top_direct *d, struct export_snapshot **ret_snapshot, char *err, size_t errlen);
 
 #endif

@@ -76,14 +76,14 @@ bool top_source_is_direct(const struct top_source *src)
     return src->direct;
 }
 
-int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+int top_source_fetch_export(struct top_source *src, struct export_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     char *body = NULL, why[512];
     size_t len = 0;
     int r;
 
     if (src->direct)
-        return top_direct_fetch(src->host, ret_snapshot, err, errlen);
+        return top_direct_fetch_export(src->host, ret_snapshot, err, errlen);
     r = top_http_get(&src->url, FETCH_TIMEOUT_MS, &tool_stop, &body, &len, why, sizeof(why));
     if (r == -EPROTO)
         return top_reason(err, errlen, r, "bad answer from %s: %s", src->name, why);
@@ -92,11 +92,23 @@ int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot,
                           "cannot reach the agent at %s: %s (start it with `xenstats agent`, or read the host "
                           "in-process with --direct)",
                           src->name, why);
-    r = top_snapshot_parse(body, len, ret_snapshot, why, sizeof(why));
+    r = export_snapshot_read_json(body, len, ret_snapshot, why, sizeof(why));
     free(body);
     if (r == -EBADMSG)
         return top_reason(err, errlen, r, "bad snapshot from %s: %s", src->name, why);
     if (r < 0)
         return top_reason(err, errlen, r, "%s", why);
+    return r;
+}
+
+int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+{
+    struct export_snapshot *s = NULL;
+    int r = top_source_fetch_export(src, &s, err, errlen);
+
+    if (r < 0)
+        return r;
+    r = top_snapshot_view(s, ret_snapshot, err, errlen);
+    export_snapshot_unref(s);
     return r;
 }
