@@ -86,10 +86,11 @@ static void fill_vbd(const struct export_device *dev, struct xentop_vbd *v)
 
     v->dev = dev->devid;
     v->type = XENTOP_VBD_BLKBACK; /* the library lists blkback's vbd-D-N devices */
-    v->error = false;
+    /* a disk whose statistics could not be read has none (an agent may leave one out: 0) */
+    v->error = true;
     for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
-        if (!export_figs_known(f, needed[i]))
-            v->error = true;
+        if (export_figs_known(f, needed[i]))
+            v->error = false;
     if (v->error)
         return;
     v->oo_reqs = export_figs_get(f, EXPORT_FIG_VBD_OO);

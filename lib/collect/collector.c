@@ -660,6 +660,8 @@ static void vbd_figures(struct export_device *out, const struct xenstats_vbd *in
 
     out->devid = in->devid;
     snprintf(out->name, sizeof(out->name), "%s", in->name);
+    if (in->unreadable)
+        return; /* listed, with no figures: nothing is exported of it, xentop shows '-' */
     export_figs_set(f, EXPORT_FIG_VBD_OO, in->oo_req);
     export_figs_set(f, EXPORT_FIG_VBD_READS, in->rd_req);
     export_figs_set(f, EXPORT_FIG_VBD_WRITES, in->wr_req);
