@@ -237,7 +237,7 @@ int cmd_top(int argc, char **argv)
     r = parse_options(argc, argv, &o);
     if (r)
         return r < 0 ? 0 : r;
-    src = o.direct ? top_source_open_direct(err, sizeof(err)) : top_source_open_url(o.url, err, sizeof(err));
+    src = o.direct ? top_source_open_direct(true, err, sizeof(err)) : top_source_open_url(o.url, err, sizeof(err));
     if (!src) {
         if (o.direct)
             fail(CMD, "%s", err);

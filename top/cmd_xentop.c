@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "  -f, --full-name        output the full domain name (not truncated)\n"
             "  -z, --dom0-first       display dom0 first (ignore sorting)\n\n"
             "Without -b it shows xenstats top's live view, where -n -x -r -v -p -f -z change\n"
-            "nothing.  The global option --backend chooses the emulated or the real host.\n"
+            "nothing.  The host is the one xenstats(1) chooses: the emulated one\n"
+            "(XENSTATS_EMU_DIR) or Xen.\n"
             "See xenstats-xentop(1).\n",
             PROG);
 }
@@ -248,8 +249,8 @@ int cmd_xentop(int argc, char **argv)
     r = parse_options(argc, argv, &o);
     if (r)
         return r < 0 ? 0 : r;
-    /* as xentop: the host itself, no agent */
-    src = top_source_open_direct(err, sizeof(err));
+    /* as xentop: the host itself, no agent, and no PV stats (an agent's to monitor) */
+    src = top_source_open_direct(false, err, sizeof(err));
     if (!src)
         return fail(CMD, "%s", err);
     tool_trap_signals();

@@ -12,10 +12,11 @@ struct top_source;
 
 /*
  * The agent at `url` (http://host[:port][/prefix]; /api/v1/snapshot is
- * appended), or the host in-process with `direct`.  NULL and a reason.
+ * appended), or the host in-process (with its guests' PV stats sets
+ * monitored when pv_stats).  NULL and a reason.
  */
 struct top_source *top_source_open_url(const char *url, char *err, size_t errlen);
-struct top_source *top_source_open_direct(char *err, size_t errlen);
+struct top_source *top_source_open_direct(bool pv_stats, char *err, size_t errlen);
 void top_source_close(struct top_source *src);
 
 /* The source as the user named it, for titles and messages. */

@@ -20,10 +20,10 @@ struct top_direct {
     struct collector *collector;
 };
 
-struct top_direct *top_direct_open(char *err, size_t errlen)
+struct top_direct *top_direct_open(bool pv_stats, char *err, size_t errlen)
 {
     /* An update waits for the slowest provider: keep it short. */
-    struct collector_opts co = {.interval_ns = 2000000ULL, .sample_timeout_ms = 250};
+    struct collector_opts co = {.interval_ns = 2000000ULL, .sample_timeout_ms = 250, .no_pv_stats = !pv_stats};
     struct top_direct *d = calloc(1, sizeof(*d));
 
     if (!d) {

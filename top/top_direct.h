@@ -7,14 +7,19 @@
 #ifndef XENSTATS_TOP_DIRECT_H
 #define XENSTATS_TOP_DIRECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "top/snapshot.h"
 
 struct top_direct;
 
-/* Open the host (emulated or Xen, as --backend says); NULL and a reason. */
-struct top_direct *top_direct_open(char *err, size_t errlen);
+/*
+ * Open the host (emulated or Xen, as --backend says); NULL and a reason.
+ * Without pv_stats, guests' PV stats sets are not monitored (xentop's
+ * figures need none, and a set's event channel binds to one monitor).
+ */
+struct top_direct *top_direct_open(bool pv_stats, char *err, size_t errlen);
 void top_direct_close(struct top_direct *d);
 
 /*

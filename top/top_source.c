@@ -39,7 +39,7 @@ fail:
     return NULL;
 }
 
-struct top_source *top_source_open_direct(char *err, size_t errlen)
+struct top_source *top_source_open_direct(bool pv_stats, char *err, size_t errlen)
 {
     struct top_source *src = calloc(1, sizeof(*src));
 
@@ -48,7 +48,7 @@ struct top_source *top_source_open_direct(char *err, size_t errlen)
         goto fail;
     }
     src->direct = true;
-    src->host = top_direct_open(err, errlen);
+    src->host = top_direct_open(pv_stats, err, errlen);
     if (!src->host)
         goto fail;
     return src;

@@ -90,6 +90,8 @@ struct collector *collector_new(struct xenstats_host *host, const struct collect
     /* requests closer than half an interval are the same round's */
     mo.min_interval_ms = (uint32_t)(opts->interval_ns / 2000000ULL);
     mo.create_stats_node = opts->create_stats_node;
+    if (opts->no_pv_stats)
+        return c;
     c->monitor = xenstats_monitor_new(host, &mo);
     if (!c->monitor)
         log_warning("PV stats are not monitored: %s", strerror(errno));

@@ -26,6 +26,7 @@ struct collector_opts {
     uint64_t interval_ns;       /* sampling interval: a round lasts at most half */
     uint32_t sample_timeout_ms; /* time a PV stats provider has to answer */
     bool create_stats_node;     /* play the toolstack's part of PV stats */
+    bool no_pv_stats;           /* no PV stats monitor: leave guests' sets to an agent */
 };
 
 struct collector;
