@@ -133,38 +133,18 @@ static int parse_options(int argc, char **argv, struct options *o)
     return 0;
 }
 
-/* Sleep ns, or less when a signal comes. */
-static void pause_ns(uint64_t ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL)};
-
-    nanosleep(&ts, NULL);
-}
-
-/*
- * Fetch a snapshot newer than prev: the agent samples on its own interval,
- * so right after a delay it may still serve the one we have; ask again a
- * little later rather than show an empty interval.
- */
+/* A snapshot newer than prev, as top's view. */
 static int fetch_newer(struct top_source *src, const struct top_snapshot *prev, uint64_t delay_ns,
                        struct top_snapshot **ret, char *err, size_t errlen)
 {
-    uint64_t give_up = monotonic_ns() + 2 * delay_ns + 2000000000ULL;
-    int r;
+    struct export_snapshot *s = NULL;
+    int r = top_source_fetch_newer(src, prev ? prev->monotonic_ns : 0, delay_ns, &s, err, errlen);
 
-    for (;;) {
-        r = top_source_fetch(src, ret, err, errlen);
-        if (r < 0 || !prev || (*ret)->monotonic_ns != prev->monotonic_ns || tool_stop)
-            return r;
-        if (monotonic_ns() >= give_up) {
-            top_snapshot_free(*ret);
-            snprintf(err, errlen, "the snapshot at %s did not change for %.1f s: is the agent sampling?",
-                     top_source_name(src), (double)(2 * delay_ns + 2000000000ULL) / 1e9);
-            return -ETIMEDOUT;
-        }
-        top_snapshot_free(*ret);
-        pause_ns(100000000ULL);
-    }
+    if (r < 0)
+        return r;
+    r = top_snapshot_view(s, ret, err, errlen);
+    export_snapshot_unref(s);
+    return r;
 }
 
 /* A round's first line: "# time 2026-12-04T03:40:00.125Z" (UTC, of the sample). */
@@ -190,7 +170,7 @@ static int run_batch(struct top_source *src, struct top_snapshot *first, const s
     int r, status = 1;
 
     while (!tool_stop && (!o->ui.iterations || printed < o->ui.iterations)) {
-        pause_ns(o->ui.delay_ns);
+        top_pause_ns(o->ui.delay_ns);
         if (tool_stop)
             break;
         r = fetch_newer(src, prev, o->ui.delay_ns, &cur, err, sizeof(err));

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/tool.h"
@@ -139,36 +138,6 @@ static int parse_options(int argc, char **argv, struct options *o)
     return 0;
 }
 
-/* Sleep ns, or less when a signal comes. */
-static void pause_ns(uint64_t ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL)};
-
-    nanosleep(&ts, NULL);
-}
-
-/*
- * A snapshot taken after prev: the agent samples on its own interval and
- * may still serve the one we have; the host read in-process never does.
- */
-static int fetch_after(struct top_source *src, const struct xentop_node *prev, uint64_t delay_ns,
-                       struct export_snapshot **ret, char *err, size_t errlen)
-{
-    uint64_t wait_ns = 2 * delay_ns + 2000000000ULL, give_up = monotonic_ns() + wait_ns;
-    int r;
-
-    for (;;) {
-        r = top_source_fetch_export(src, ret, err, errlen);
-        if (r < 0 || !prev || (*ret)->monotonic_ns != prev->monotonic_ns || tool_stop)
-            return r;
-        export_snapshot_unref(*ret);
-        if (monotonic_ns() >= give_up)
-            return top_reason(err, errlen, -ETIMEDOUT, "the snapshot at %s did not change for %.1f s: is the agent sampling?",
-                              top_source_name(src), (double)wait_ns / 1e9);
-        pause_ns(100000000ULL);
-    }
-}
-
 int xentop_run_batch(const char *cmd, struct top_source *src, const struct xentop_options *show, uint64_t delay_ns,
                      uint64_t iterations)
 {
@@ -182,7 +151,7 @@ int xentop_run_batch(const char *cmd, struct top_source *src, const struct xento
     while (!tool_stop) {
         struct export_snapshot *s = NULL;
 
-        r = fetch_after(src, prev, delay_ns, &s, err, sizeof(err));
+        r = top_source_fetch_newer(src, prev ? prev->monotonic_ns : 0, delay_ns, &s, err, sizeof(err));
         if (tool_stop) {
             if (r == 0)
                 export_snapshot_unref(s);
@@ -215,7 +184,7 @@ int xentop_run_batch(const char *cmd, struct top_source *src, const struct xento
         cur = NULL;
         if (iterations && ++printed >= iterations)
             break;
-        pause_ns(delay_ns);
+        top_pause_ns(delay_ns);
     }
     status = 0;
 out:

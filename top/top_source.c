@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/tool.h"
 #include "top/http.h"
 #include "top/source.h"
+#include "util/util.h"
 #include "top_direct.h"
 
 /* The agent answers from memory; anything slower than this is wedged. */
@@ -111,4 +113,35 @@ int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot,
     r = top_snapshot_view(s, ret_snapshot, err, errlen);
     export_snapshot_unref(s);
     return r;
+}
+
+void top_pause_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL)};
+
+    nanosleep(&ts, NULL);
+}
+
+int top_source_fetch_newer(struct top_source *src, uint64_t prev_monotonic_ns, uint64_t delay_ns,
+                           struct export_snapshot **ret_snapshot, char *err, size_t errlen)
+{
+    uint64_t wait_ns = 2 * delay_ns + 2000000000ULL, give_up = monotonic_ns() + wait_ns;
+    struct export_snapshot *s;
+    int r;
+
+    for (;;) {
+        r = top_source_fetch_export(src, &s, err, errlen);
+        if (r < 0)
+            return r;
+        if (!prev_monotonic_ns || s->monotonic_ns != prev_monotonic_ns || tool_stop) {
+            *ret_snapshot = s;
+            return 0;
+        }
+        export_snapshot_unref(s);
+        if (monotonic_ns() >= give_up)
+            return top_reason(err, errlen, -ETIMEDOUT,
+                              "the snapshot at %s did not change for %.1f s: is the agent sampling?",
+                              top_source_name(src), (double)wait_ns / 1e9);
+        top_pause_ns(100000000ULL);
+    }
 }
