@@ -43,5 +43,6 @@ int cmd_pv(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_publish(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_xentop(int argc, char **argv);
 
 #endif

@@ -74,7 +74,8 @@ static void usage(FILE *f)
             "SIZE is a number with K, M, G or T (none: M), whole 4 KiB pages.\n"
             "SETTINGS are COUNTER=N or COUNTER=+N (add) and traffic=yes|no, separated by commas;\n"
             "a vif's counters are rx_bytes rx_packets rx_errors rx_dropped tx_bytes tx_packets\n"
-            "tx_errors tx_dropped, a vbd's oo_req rd_req wr_req f_req ds_req rd_sect wr_sect.\n"
+            "tx_errors tx_dropped, a vbd's oo_req rd_req wr_req f_req ds_req rd_sect wr_sect; a vbd\n"
+            "also takes statistics=present|missing|unreadable (as blkback tearing it down).\n"
             "Example: %s emu -p 4 -D name=web,vcpus=4,workload=cpu -D name=db,vcpus=2,workload=io\n",
             PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG, PROG,
             PROG, PROG, PROG);

@@ -41,9 +41,14 @@
 #endif
 #ifdef XENSTATS_APP_TOP
 #define TOP_COMMAND cmd_top
+#define XENTOP_COMMAND cmd_xentop
 #else
 #define TOP_COMMAND NULL
+#define XENTOP_COMMAND NULL
 #endif
+
+/* Run as this name (an installed link), the executable is `xenstats xentop`. */
+#define XENTOP_LINK "xenstats-xentop"
 
 static const struct {
     const char *name;
@@ -55,6 +60,7 @@ static const struct {
     {"pv", MAIN_COMMAND(cmd_pv), NULL, "sample the PV stats sets guests publish"},
     {"agent", AGENT_COMMAND, "xenstats-agent", "serve every domain's statistics over HTTP (dom0 daemon)"},
     {"top", TOP_COMMAND, "xenstats-top", "live view of the domains' vCPU shares and PV stats sets"},
+    {"xentop", XENTOP_COMMAND, "xenstats-top", "xentop's options and batch output, for scripts (drop-in)"},
     {"publish", MAIN_COMMAND(cmd_publish), NULL, "publish this guest's OS statistics as PV stats sets (guest agent)"},
     {"emu", MAIN_COMMAND(cmd_emu), NULL, "run or control an emulated Xen host"},
 };
@@ -122,12 +128,30 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0},
     };
+    const char *base = strrchr(argv[0], '/');
+    static char **link_argv; /* kept to the end, as argv is */
     size_t i;
     int c;
 
 #if APPLICATION
     prctl(PR_SET_NAME, PROG, 0, 0, 0); /* the process xenstats executed keeps its name */
 #endif
+    /*
+     * xenstats-xentop ARGS is `xenstats xentop ARGS`: xentop's options only,
+     * none of ours (a script's `xentop -v` means vCPUs, not verbose).
+     */
+    if (!strcmp(base ? base + 1 : argv[0], XENTOP_LINK)) {
+        link_argv = calloc((size_t)argc + 2, sizeof(*link_argv));
+        if (!link_argv)
+            return fail(NULL, "out of memory");
+        link_argv[0] = (char *)PROG; /* so that the application it runs sees `xenstats xentop` */
+        link_argv[1] = (char *)"xentop";
+        memcpy(link_argv + 2, argv + 1, (size_t)argc * sizeof(*argv)); /* with the NULL after the last */
+        argv = link_argv;
+        argc++;
+        optind = 1;
+        goto command;
+    }
     /* '+': stop at the command name; its options are its own. */
     while ((c = getopt_long(argc, argv, "+b:vqhV", opts, NULL)) != -1) {
         switch (c) {
@@ -162,6 +186,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+command:
     for (i = 0; i < ARRAY_SIZE(commands); i++) {
         if (!strcmp(argv[optind], commands[i].name)) {
             int first = optind;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
+#include "top/cmd_xentop.h"
 #include "top/format.h"
 #include "top/snapshot.h"
 #include "top/sort.h"
@@ -40,10 +41,10 @@ static void usage(FILE *f)
             "  -D, --direct            read the host in-process: no agent needed (dom0 only)\n"
             "  -b, --batch             print plain-text snapshots (the default when stdout is\n"
             "                          not a terminal)\n"
-            "  -x, --xentop            with --batch: print exactly `xentop -b`'s columns, in its\n"
-            "                          order and format, for scripts that parse xentop\n"
+            "      --xentop            with --batch: print what `xentop -b` prints (as\n"
+            "                          `xenstats xentop -b` does), for scripts that parse xentop\n"
             "  -d, --delay DURATION    between updates (default 1s; e.g. 500ms, 2s)\n"
-            "  -n, --iterations N      stop after N updates\n"
+            "      --iterations N      stop after N updates\n"
             "  -s, --sort KEY          sort by KEY (default domid; figures biggest first):\n"
             "                         ",
             PROG);
@@ -54,19 +55,21 @@ static void usage(FILE *f)
         n++;
     }
     fprintf(f, "\n"
-               "  -r, --reverse           reverse the sort order\n"
+               "      --reverse           reverse the sort order\n"
                "  -h, --help              show this help\n\n"
                "Keys in the live view: h or ? lists them.  See xenstats-top(1).\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
+    /* -n, -x and -r are xentop's (networks, vbds, repeat header): long options only here */
+    enum { OPT_XENTOP = 256, OPT_ITERATIONS, OPT_REVERSE };
     static const struct option opts[] = {
         {"url", required_argument, NULL, 'u'},   {"direct", no_argument, NULL, 'D'},
         {"batch", no_argument, NULL, 'b'},       {"delay", required_argument, NULL, 'd'},
-        {"iterations", required_argument, NULL, 'n'}, {"sort", required_argument, NULL, 's'},
-        {"reverse", no_argument, NULL, 'r'},     {"help", no_argument, NULL, 'h'},
-        {"xentop", no_argument, NULL, 'x'},
+        {"iterations", required_argument, NULL, OPT_ITERATIONS}, {"sort", required_argument, NULL, 's'},
+        {"reverse", no_argument, NULL, OPT_REVERSE}, {"help", no_argument, NULL, 'h'},
+        {"xentop", no_argument, NULL, OPT_XENTOP},
         {NULL, 0, NULL, 0},
     };
     bool have_url = false;
@@ -74,7 +77,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
     o->url = DEFAULT_URL;
     o->ui.delay_ns = 1000000000ULL;
-    while ((c = getopt_long(argc, argv, "u:Dbxd:n:s:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "u:Dbd:s:hnxr", opts, NULL)) != -1) {
         switch (c) {
         case 'u':
             o->url = optarg;
@@ -86,15 +89,21 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'b':
             o->batch = true;
             break;
-        case 'x':
+        case OPT_XENTOP:
             o->xentop = true;
             break;
+        case 'n':
+        case 'x':
+        case 'r':
+            return fail(CMD, "-%c is xentop's option (%s) since 0.1.0; top's is %s (see NEWS), or run "
+                        "`xenstats xentop`", c, c == 'n' ? "networks" : c == 'x' ? "vbds" : "repeat header",
+                        c == 'n' ? "--iterations" : c == 'x' ? "--xentop" : "--reverse");
         case 'd':
             if (parse_duration_ns(optarg, &o->ui.delay_ns) < 0 || o->ui.delay_ns < 100000000ULL ||
                 o->ui.delay_ns > 3600000000000ULL)
                 return fail(CMD, "--delay %s: expected a duration from 100ms to 1h (e.g. 1s, 500ms)", optarg);
             break;
-        case 'n':
+        case OPT_ITERATIONS:
             if (parse_u64(optarg, UINT32_MAX, &o->ui.iterations) < 0 || !o->ui.iterations)
                 return fail(CMD, "--iterations %s: expected a positive number", optarg);
             break;
@@ -102,7 +111,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (top_sort_parse(optarg, &o->ui.sort) < 0)
                 return fail(CMD, "--sort %s: unknown key (see --help for the keys)", optarg);
             break;
-        case 'r':
+        case OPT_REVERSE:
             o->ui.reverse = true;
             break;
         case 'h':
@@ -124,38 +133,18 @@ static int parse_options(int argc, char **argv, struct options *o)
     return 0;
 }
 
-/* Sleep ns, or less when a signal comes. */
-static void pause_ns(uint64_t ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL)};
-
-    nanosleep(&ts, NULL);
-}
-
-/*
- * Fetch a snapshot newer than prev: the agent samples on its own interval,
- * so right after a delay it may still serve the one we have; ask again a
- * little later rather than show an empty interval.
- */
+/* A snapshot newer than prev, as top's view. */
 static int fetch_newer(struct top_source *src, const struct top_snapshot *prev, uint64_t delay_ns,
                        struct top_snapshot **ret, char *err, size_t errlen)
 {
-    uint64_t give_up = monotonic_ns() + 2 * delay_ns + 2000000000ULL;
-    int r;
+    struct export_snapshot *s = NULL;
+    int r = top_source_fetch_newer(src, prev ? prev->monotonic_ns : 0, delay_ns, &s, err, errlen);
 
-    for (;;) {
-        r = top_source_fetch(src, ret, err, errlen);
-        if (r < 0 || !prev || (*ret)->monotonic_ns != prev->monotonic_ns || tool_stop)
-            return r;
-        if (monotonic_ns() >= give_up) {
-            top_snapshot_free(*ret);
-            snprintf(err, errlen, "the snapshot at %s did not change for %.1f s: is the agent sampling?",
-                     top_source_name(src), (double)(2 * delay_ns + 2000000000ULL) / 1e9);
-            return -ETIMEDOUT;
-        }
-        top_snapshot_free(*ret);
-        pause_ns(100000000ULL);
-    }
+    if (r < 0)
+        return r;
+    r = top_snapshot_view(s, ret, err, errlen);
+    export_snapshot_unref(s);
+    return r;
 }
 
 /* A round's first line: "# time 2026-12-04T03:40:00.125Z" (UTC, of the sample). */
@@ -181,7 +170,7 @@ static int run_batch(struct top_source *src, struct top_snapshot *first, const s
     int r, status = 1;
 
     while (!tool_stop && (!o->ui.iterations || printed < o->ui.iterations)) {
-        pause_ns(o->ui.delay_ns);
+        top_pause_ns(o->ui.delay_ns);
         if (tool_stop)
             break;
         r = fetch_newer(src, prev, o->ui.delay_ns, &cur, err, sizeof(err));
@@ -203,12 +192,8 @@ static int run_batch(struct top_source *src, struct top_snapshot *first, const s
             goto out;
         }
         top_sort(cur, o->ui.sort, o->ui.reverse, order);
-        if (o->xentop) {
-            top_print_xentop(stdout, cur, order);
-        } else {
-            print_time(cur);
-            top_print_batch(stdout, cur, order);
-        }
+        print_time(cur);
+        top_print_batch(stdout, cur, order);
         printed++;
         top_snapshot_free(prev);
         prev = cur;
@@ -232,7 +217,7 @@ int cmd_top(int argc, char **argv)
     r = parse_options(argc, argv, &o);
     if (r)
         return r < 0 ? 0 : r;
-    src = o.direct ? top_source_open_direct(err, sizeof(err)) : top_source_open_url(o.url, err, sizeof(err));
+    src = o.direct ? top_source_open_direct(true, err, sizeof(err)) : top_source_open_url(o.url, err, sizeof(err));
     if (!src) {
         if (o.direct)
             fail(CMD, "%s", err);
@@ -250,7 +235,13 @@ int cmd_top(int argc, char **argv)
             fail(CMD, "%s", err);
         goto out;
     }
-    if (o.batch) {
+    if (o.batch && o.xentop) {
+        /* xentop's rounds: the first at once, in xentop's order */
+        struct xentop_options show = {0};
+
+        top_snapshot_free(first);
+        status = xentop_run_batch(CMD, src, &show, o.ui.delay_ns, o.ui.iterations);
+    } else if (o.batch) {
         status = run_batch(src, first, &o);
     } else {
         /* The library's log lines (--direct: a guest's rejected set, the

@@ -26,11 +26,4 @@ void top_format_row(char *buf, size_t len, const struct top_domain *d, int name_
 /* Batch mode: the header line and one line per domain, in `order`. */
 void top_print_batch(FILE *out, const struct top_snapshot *snap, const size_t *order);
 
-/*
- * Batch mode as `xentop -b` prints it: its header and one line per domain
- * with its columns, widths and units, so scripts that parse xentop can
- * read this instead.
- */
-void top_print_xentop(FILE *out, const struct top_snapshot *snap, const size_t *order);
-
 #endif

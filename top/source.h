@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "top/snapshot.h"
 
@@ -12,10 +13,11 @@ struct top_source;
 
 /*
  * The agent at `url` (http://host[:port][/prefix]; /api/v1/snapshot is
- * appended), or the host in-process with `direct`.  NULL and a reason.
+ * appended), or the host in-process (with its guests' PV stats sets
+ * monitored when pv_stats).  NULL and a reason.
  */
 struct top_source *top_source_open_url(const char *url, char *err, size_t errlen);
-struct top_source *top_source_open_direct(char *err, size_t errlen);
+struct top_source *top_source_open_direct(bool pv_stats, char *err, size_t errlen);
 void top_source_close(struct top_source *src);
 
 /* The source as the user named it, for titles and messages. */
@@ -29,5 +31,25 @@ bool top_source_is_direct(const struct top_source *src);
  * a snapshot that breaks the contract).
  */
 int top_source_fetch(struct top_source *src, struct top_snapshot **ret_snapshot, char *err, size_t errlen);
+
+/*
+ * A snapshot newer than the one taken at prev_monotonic_ns (0: any): the
+ * agent samples on its own interval, so right after a delay it may still
+ * serve the one we have; ask again a little later rather than show an
+ * empty interval, for up to 2 * delay_ns + 2 s (then -ETIMEDOUT and a
+ * reason).  Otherwise as top_source_fetch_export().
+ */
+int top_source_fetch_newer(struct top_source *src, uint64_t prev_monotonic_ns, uint64_t delay_ns,
+                           struct export_snapshot **ret_snapshot, char *err, size_t errlen);
+
+/* Sleep ns, or less when a signal comes. */
+void top_pause_ns(uint64_t ns);
+
+/*
+ * The same, as lib/export's snapshot itself (raw strings, every device):
+ * 0 and a snapshot the caller releases with export_snapshot_unref(), or
+ * as top_source_fetch().
+ */
+int top_source_fetch_export(struct top_source *src, struct export_snapshot **ret_snapshot, char *err, size_t errlen);
 
 #endif

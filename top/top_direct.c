@@ -20,10 +20,10 @@ struct top_direct {
     struct collector *collector;
 };
 
-struct top_direct *top_direct_open(char *err, size_t errlen)
+struct top_direct *top_direct_open(bool pv_stats, char *err, size_t errlen)
 {
     /* An update waits for the slowest provider: keep it short. */
-    struct collector_opts co = {.interval_ns = 2000000ULL, .sample_timeout_ms = 250};
+    struct collector_opts co = {.interval_ns = 2000000ULL, .sample_timeout_ms = 250, .no_pv_stats = !pv_stats};
     struct top_direct *d = calloc(1, sizeof(*d));
 
     if (!d) {
@@ -59,14 +59,12 @@ void top_direct_close(struct top_direct *d)
     free(d);
 }
 
-int top_direct_fetch(struct top_direct *d, struct top_snapshot **ret_snapshot, char *err, size_t errlen)
+int top_direct_fetch_export(struct top_direct *d, struct export_snapshot **ret_snapshot, char *err, size_t errlen)
 {
     struct export_snapshot *s = collector_collect(d->collector, NULL);
-    int r;
 
     if (!s)
         return top_reason(err, errlen, -ENOMEM, "out of memory");
-    r = top_snapshot_view(s, ret_snapshot, err, errlen);
-    export_snapshot_unref(s);
-    return r;
+    *ret_snapshot = s;
+    return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "top/snapshot.h"
 #include "top/sort.h"
@@ -534,7 +535,10 @@ static int cmp_order(const void *a, const void *b)
     int r = 0;
 
     if (sort_key == TOP_SORT_NAME) {
-        r = strcmp(x->name, y->name);
+        /* as xentop: case does not count (then it does, then the domid) */
+        r = strcasecmp(x->name, y->name);
+        if (!r)
+            r = strcmp(x->name, y->name);
     } else if (sort_key != TOP_SORT_DOMID) {
         vx = figure(x, sort_key, &fx);
         vy = figure(y, sort_key, &fy);

@@ -180,12 +180,19 @@ struct xenstats_vbd {
     uint32_t domid, devid;
     char name[XENSTATS_DEVICE_NAME_MAX]; /* the guest's name for it ("xvda"), else the devid */
     uint64_t oo_req, rd_req, wr_req, f_req, ds_req, rd_sect, wr_sect;
+    /*
+     * 1 when the disk is listed but its statistics could not be read (a
+     * counter missing, unreadable or malformed, as while blkback tears it
+     * down): every counter above is then 0 and means nothing.
+     */
+    uint32_t unreadable;
 };
 
 /*
  * Every backend device of every guest, each list sorted by (domid, devid).
  * The caller frees both arrays with free().  A device that disappears while
- * it is read is left out.
+ * it is read is left out; a vif whose counters cannot be read too, a vbd
+ * is listed as unreadable.
  */
 int xenstats_host_list_devices(struct xenstats_host *host, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs,
                                struct xenstats_vbd **ret_vbds, size_t *ret_nr_vbds);

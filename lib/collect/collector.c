@@ -92,6 +92,8 @@ struct collector *collector_new(struct xenstats_host *host, const struct collect
     mo.create_stats_node = opts->create_stats_node;
     mo.max_live_sets = opts->pv_max_live_sets;
     mo.max_mapped_pages = opts->pv_max_mapped_pages;
+    if (opts->no_pv_stats)
+        return c;
     c->monitor = xenstats_monitor_new(host, &mo);
     if (!c->monitor)
         log_warning("PV stats are not monitored: %s", strerror(errno));
@@ -683,6 +685,8 @@ static void vbd_figures(struct export_device *out, const struct xenstats_vbd *in
 
     out->devid = in->devid;
     snprintf(out->name, sizeof(out->name), "%s", in->name);
+    if (in->unreadable)
+        return; /* listed, with no figures: nothing is exported of it, xentop shows '-' */
     export_figs_set(f, EXPORT_FIG_VBD_OO, in->oo_req);
     export_figs_set(f, EXPORT_FIG_VBD_READS, in->rd_req);
     export_figs_set(f, EXPORT_FIG_VBD_WRITES, in->wr_req);

@@ -28,6 +28,7 @@ struct collector_opts {
     bool create_stats_node;     /* play the toolstack's part of PV stats */
     uint32_t pv_max_live_sets;  /* per domain; 0: the monitor's default */
     uint32_t pv_max_mapped_pages;
+    bool no_pv_stats;           /* no PV stats monitor: leave guests' sets to an agent */
 };
 
 struct collector;

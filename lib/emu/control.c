@@ -146,6 +146,7 @@ static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct 
 {
     uint64_t values[EMU_DEVICE_COUNTERS];
     bool set[EMU_DEVICE_COUNTERS] = {false}, traffic = dev->traffic;
+    enum emu_statistics statistics = dev->statistics;
     char *save = NULL, *tok;
     unsigned int i;
     int r = 0;
@@ -166,6 +167,11 @@ static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct 
             traffic = !strcmp(value, "yes");
             continue;
         }
+        if (!strcmp(tok, "statistics") && dev->kind == EMU_DEVICE_VBD) {
+            if (emu_statistics_parse(value, &statistics) < 0)
+                return reply(fd, "error EINVAL statistics=%s: expected present, missing or unreadable", value);
+            continue;
+        }
         c = emu_device_counter_index(dev->kind, tok);
         if (c < 0) {
             unsigned int n;
@@ -176,8 +182,8 @@ static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct 
             /* a list cut short, never a write past its end */
             for (i = 0; i < n && used < sizeof(known); i++)
                 used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "", names[i]);
-            return reply(fd, "error EINVAL a %s has no counter '%s' (%s, traffic)", kind_name(dev->kind), tok,
-                         known);
+            return reply(fd, "error EINVAL a %s has no counter '%s' (%s, traffic%s)", kind_name(dev->kind), tok,
+                         known, dev->kind == EMU_DEVICE_VBD ? ", statistics" : "");
         }
         delta = value[0] == '+';
         if (parse_u64(value + delta, UINT64_MAX, &v) < 0)
@@ -191,6 +197,8 @@ static int set_device(struct emu_run *run, int fd, struct emu_domain *d, struct 
     for (i = 0; r == 0 && i < EMU_DEVICE_COUNTERS; i++)
         if (set[i])
             r = emu_device_set(&run->host, d, dev, i, values[i]);
+    if (r == 0 && statistics != dev->statistics)
+        r = emu_device_set_statistics(&run->host, d, dev, statistics);
     return reply(fd, r < 0 ? "error EIO %s" : "ok", strerror(-r));
 }
 
@@ -255,6 +263,8 @@ static void list_devices(struct emu_run *run, int fd)
             for (c = 0; c < n && used < sizeof(line); c++)
                 used += (size_t)snprintf(line + used, sizeof(line) - used, " %s=%llu", names[c],
                                          (unsigned long long)dev->counter[c]);
+            if (dev->statistics != EMU_STATISTICS_PRESENT && used < sizeof(line))
+                snprintf(line + used, sizeof(line) - used, " statistics=%s", emu_statistics_name(dev->statistics));
             reply(fd, "%s", line);
         }
     }

@@ -161,6 +161,9 @@ static int write_counters(const char *dir, struct emu_host *host, struct emu_dev
     bool netback = false;
     int r = 0;
 
+    if (dev->statistics != EMU_STATISTICS_PRESENT)
+        return 0; /* they show again when present */
+
     for (i = 0; r == 0 && i < n; i++) {
         if (!force && dev->shown[i] == dev->counter[i])
             continue;
@@ -529,6 +532,66 @@ int emu_device_detach(struct emu_host *host, uint32_t domid, enum emu_device_kin
     d->nr_devices--;
     emu_host_tell_modules(host, d, EMU_CHANGE_DEVICES);
     return 0;
+}
+
+static const char *const statistics_names[] = {
+    [EMU_STATISTICS_PRESENT] = "present", [EMU_STATISTICS_MISSING] = "missing",
+    [EMU_STATISTICS_UNREADABLE] = "unreadable",
+};
+
+int emu_statistics_parse(const char *name, enum emu_statistics *ret_statistics)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(statistics_names); i++) {
+        if (!strcmp(name, statistics_names[i])) {
+            *ret_statistics = (enum emu_statistics)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+const char *emu_statistics_name(enum emu_statistics statistics)
+{
+    return (size_t)statistics < ARRAY_SIZE(statistics_names) ? statistics_names[statistics] : "?";
+}
+
+int emu_device_set_statistics(struct emu_host *host, struct emu_domain *d, struct emu_device *dev,
+                              enum emu_statistics statistics)
+{
+    char dir[PATH_MAX], stats[PATH_MAX + 16], path[PATH_MAX + 48];
+    unsigned int n, i;
+    const char *const *names = emu_device_counter_names(dev->kind, &n);
+    int r;
+
+    if (dev->kind != EMU_DEVICE_VBD || (size_t)statistics >= ARRAY_SIZE(statistics_names))
+        return -EINVAL;
+    dev->statistics = statistics;
+    if (!dev->in_tree)
+        return 0;
+    r = device_dir(host, d->domid, dev, "", dir, sizeof(dir));
+    if (r < 0)
+        return r;
+    snprintf(stats, sizeof(stats), "%s/statistics", dir);
+    switch (statistics) {
+    case EMU_STATISTICS_MISSING:
+        remove_tree(stats);
+        return 0;
+    case EMU_STATISTICS_UNREADABLE:
+        if (mkdir(stats, 0755) < 0 && errno != EEXIST)
+            return negative_errno();
+        for (i = 0; i < n; i++) {
+            snprintf(path, sizeof(path), "%s/%s", stats, names[i]);
+            r = write_file_atomic(path, "", 0, 0);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    case EMU_STATISTICS_PRESENT:
+        if (mkdir(stats, 0755) < 0 && errno != EEXIST)
+            return negative_errno();
+        return write_counters(dir, host, dev, true);
+    }
+    return -EINVAL;
 }
 
 int emu_device_set(struct emu_host *host, struct emu_domain *d, struct emu_device *dev, unsigned int counter,

@@ -95,11 +95,23 @@ enum emu_device_kind {
 #define EMU_VBD_COUNTERS 7   /* oo_req rd_req wr_req f_req ds_req rd_sect wr_sect */
 #define EMU_DEVICE_COUNTERS 13
 
+/*
+ * A vbd's statistics/ as dom0 sees it: there; gone (the directory missing,
+ * as while blkback tears the disk down); or each counter file there but
+ * empty and mode 0, so that no reader (root included) gets a figure.
+ */
+enum emu_statistics {
+    EMU_STATISTICS_PRESENT,
+    EMU_STATISTICS_MISSING,
+    EMU_STATISTICS_UNREADABLE,
+};
+
 struct emu_device {
     enum emu_device_kind kind;
     uint32_t devid;
     char vdev[8]; /* a vbd's name in the guest ("xvda"); empty for a vif */
     bool traffic; /* its counters move with the domain's workload */
+    enum emu_statistics statistics; /* a vbd's; a vif's are always present */
     uint64_t counter[EMU_DEVICE_COUNTERS];
     uint64_t shown[EMU_DEVICE_COUNTERS]; /* what the tree's files hold */
     bool in_tree;
@@ -354,6 +366,16 @@ int emu_device_detach(struct emu_host *host, uint32_t domid, enum emu_device_kin
 /* Set a counter to value at once (the tree shows it on return); 0 or a file error. */
 int emu_device_set(struct emu_host *host, struct emu_domain *d, struct emu_device *dev, unsigned int counter,
                    uint64_t value);
+/*
+ * Make a vbd's statistics present, missing or unreadable in the tree at
+ * once; the counters keep counting and show again when present.  0,
+ * -EINVAL for a vif, or a file error.
+ */
+int emu_device_set_statistics(struct emu_host *host, struct emu_domain *d, struct emu_device *dev,
+                              enum emu_statistics statistics);
+/* "present", "missing" or "unreadable"; -EINVAL for another name. */
+int emu_statistics_parse(const char *name, enum emu_statistics *ret_statistics);
+const char *emu_statistics_name(enum emu_statistics statistics);
 /* Show the counters that moved in the tree (rate-limited unless force). */
 void emu_devices_show(struct emu_host *host, struct emu_domain *d, uint64_t now, bool force);
 /* The interface table (EMU_NET_DEV_FILE) written again if it lags the vifs' counters. */

@@ -513,8 +513,19 @@ int backend_devices_scan(const struct backend_tree *tree, struct xs_handle *xs, 
             memset(&vbds[nvbds], 0, sizeof(*vbds));
             vbds[nvbds].domid = domid;
             vbds[nvbds].devid = devid;
-            if (read_vbd(tree->root, &vbds[nvbds]) == 0)
-                nvbds++;
+            if (read_vbd(tree->root, &vbds[nvbds]) < 0) {
+                /* listed, statistics unreadable (blkback tearing it down): as xentop, a disk
+                 * without figures; gone meanwhile: left out */
+                struct stat st;
+
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+                    continue;
+                memset(&vbds[nvbds], 0, sizeof(vbds[nvbds]));
+                vbds[nvbds].domid = domid;
+                vbds[nvbds].devid = devid;
+                vbds[nvbds].unreadable = 1;
+            }
+            nvbds++;
         }
     }
     r = fill_vifs(tree, vifs, &nvifs);

@@ -3,7 +3,8 @@
 # The bash completion cannot drift from the commands: every subcommand
 # `xenstats --help` lists, every emu action its usage names and every
 # option (long and short) each --help mentions must be offered by
-# contrib/bash-completion/xenstats, for xenstats and xenstats-publish.
+# contrib/bash-completion/xenstats, for xenstats, xenstats-publish and
+# xenstats-xentop.
 set -u
 : "${XENSTATS:?}" "${XENSTATS_PUBLISH:?}" "${XENSTATS_SOURCE_ROOT:?}"
 # shellcheck source=contrib/bash-completion/xenstats
@@ -70,6 +71,10 @@ done
 help=$("$XENSTATS_PUBLISH" --help) || { echo "xenstats-publish --help failed"; exit 1; }
 for o in $(options_of "$help" <<<"$help") --version; do expect "$o" xenstats-publish; done
 "$XENSTATS_PUBLISH" --version >/dev/null || { echo "xenstats-publish --version failed"; bad=$((bad + 1)); }
+
+# the xenstats-xentop link completes xentop's options
+help=$("$XENSTATS" xentop --help) || { echo "xenstats xentop --help failed"; exit 1; }
+for o in $(options_of "$help" <<<"$help"); do expect "$o" xenstats-xentop; done
 
 echo "$checked words checked, $bad not offered"
 [ "$bad" -eq 0 ] && [ "$checked" -gt 50 ]

@@ -69,7 +69,7 @@ check_shares() {
 }
 
 out="$XENSTATS_TEST_TMP/top.txt"
-"$XENSTATS" top -b -n 2 -d 500ms --url "$URL" >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
+"$XENSTATS" top -b --iterations 2 -d 500ms --url "$URL" >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
     fail "top from the agent: $(cat "$XENSTATS_TEST_TMP/err")"
 check_shares "$out" || fail "shares from the agent: $(cat "$out")"
 grep -q '^     0 Domain-0 ' "$out" || fail "Domain-0 listed: $(cat "$out")"
@@ -90,13 +90,13 @@ pass "live view from the agent: drill-down into a publishing guest"
 
 stop_provider
 stop_agent
-expect_fail "agent gone" "cannot reach the agent at $URL" "$XENSTATS" top -b -n 1 --url "$URL"
+expect_fail "agent gone" "cannot reach the agent at $URL" "$XENSTATS" top -b --iterations 1 --url "$URL"
 
 # No agent: --direct reads the vCPU statistics and monitors PV stats itself.
 # One monitor per set (a set's event channel binds once), so the guest
 # publishes again only now, with the agent gone.
 start_provider
-"$XENSTATS" top -b -n 2 -d 500ms --direct >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
+"$XENSTATS" top -b --iterations 2 -d 500ms --direct >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
     fail "top --direct: $(cat "$XENSTATS_TEST_TMP/err")"
 check_shares "$out" || fail "shares in-process: $(cat "$out")"
 pass "batch with --direct: the same figures, and the guest's PV stats set, without the agent"

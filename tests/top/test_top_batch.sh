@@ -5,7 +5,10 @@
 . "$XENSTATS_SOURCE_ROOT/tests/top/top_lib.sh"
 
 expect_fail "bad delay" "--delay" "$XENSTATS" top --delay 1ms
-expect_fail "bad iterations" "--iterations" "$XENSTATS" top -n 0
+expect_fail "bad iterations" "--iterations" "$XENSTATS" top --iterations 0
+expect_fail "-n is xentop's" "top's is --iterations" "$XENSTATS" top -b -n 1
+expect_fail "-x is xentop's" "top's is --xentop" "$XENSTATS" top -b -x
+expect_fail "-r is xentop's" "top's is --reverse" "$XENSTATS" top -b -r
 expect_fail "bad sort key" "--sort cpu: unknown key" "$XENSTATS" top --sort cpu
 expect_fail "url and direct" "exclude each other" "$XENSTATS" top --direct --url http://127.0.0.1:1
 expect_fail "https url" "https is not supported" "$XENSTATS" top --url https://127.0.0.1:9740
@@ -15,16 +18,16 @@ pass "options"
 
 port=$(dead_port)
 expect_fail "agent unreachable" "cannot reach the agent at http://127.0.0.1:$port" \
-    "$XENSTATS" top -b -n 1 --url "http://127.0.0.1:$port"
-out=$("$XENSTATS" top -b -n 1 --url "http://127.0.0.1:$port" 2>&1 || true)
+    "$XENSTATS" top -b --iterations 1 --url "http://127.0.0.1:$port"
+out=$("$XENSTATS" top -b --iterations 1 --url "http://127.0.0.1:$port" 2>&1 || true)
 case "$out" in *"xenstats agent"*) pass "says how to start the agent" ;; *) fail "no hint: $out" ;; esac
 
 start_server
 expect_fail "not JSON" "bad snapshot from $SERVER_URL/garbage: snapshot: not JSON" \
-    "$XENSTATS" top -b -n 1 --url "$SERVER_URL/garbage"
+    "$XENSTATS" top -b --iterations 1 --url "$SERVER_URL/garbage"
 expect_fail "contract broken" "domains[0].domid: expected an integer" \
-    "$XENSTATS" top -b -n 1 --url "$SERVER_URL/wrongtype"
-expect_fail "HTTP error" "HTTP status 404" "$XENSTATS" top -b -n 1 --url "$SERVER_URL/nothing"
+    "$XENSTATS" top -b --iterations 1 --url "$SERVER_URL/wrongtype"
+expect_fail "HTTP error" "HTTP status 404" "$XENSTATS" top -b --iterations 1 --url "$SERVER_URL/nothing"
 
 out="$XENSTATS_TEST_TMP/batch.txt"
 "$XENSTATS" top --batch --delay 100ms --iterations 3 --url "$SERVER_URL/good" >"$out" 2>"$XENSTATS_TEST_TMP/err" ||
@@ -51,24 +54,24 @@ grep -q '^     5 evil\\x1b\[2J\\x1b\]0;pwned\\x07name ' "$out" || fail "hostile 
 if LC_ALL=C grep -q "$(printf '\033')" "$out"; then fail "an escape character reached the output"; fi
 pass "guest strings are escaped"
 
-"$XENSTATS" top -b -n 1 -d 100ms --sort running --url "$SERVER_URL/good" >"$out"
+"$XENSTATS" top -b --iterations 1 -d 100ms --sort running --url "$SERVER_URL/good" >"$out"
 [ "$(awk 'NR > 2 { printf "%s ", $1 }' "$out")" = "1 2 5 " ] || fail "sort running: $(cat "$out")"
-"$XENSTATS" top -b -n 1 -d 100ms --sort running -r --url "$SERVER_URL/good" >"$out"
+"$XENSTATS" top -b --iterations 1 -d 100ms --sort running --reverse --url "$SERVER_URL/good" >"$out"
 [ "$(awk 'NR > 2 { printf "%s ", $1 }' "$out")" = "5 2 1 " ] || fail "sort running reversed: $(cat "$out")"
-"$XENSTATS" top -b -n 1 -d 100ms --sort blocked --url "$SERVER_URL/good" >"$out"
+"$XENSTATS" top -b --iterations 1 -d 100ms --sort blocked --url "$SERVER_URL/good" >"$out"
 [ "$(awk 'NR > 2 { printf "%s ", $1 }' "$out")" = "2 1 5 " ] || fail "sort blocked: $(cat "$out")"
 pass "sort keys"
 
 # Not a terminal: batch without asking.
-"$XENSTATS" top -n 1 -d 100ms --url "$SERVER_URL/good" </dev/null | grep -q '^ DOMID NAME' || fail "auto batch"
+"$XENSTATS" top --iterations 1 -d 100ms --url "$SERVER_URL/good" </dev/null | grep -q '^ DOMID NAME' || fail "auto batch"
 pass "batch when stdout is not a terminal"
 
 # A snapshot that never changes: say so instead of printing empty intervals.
 expect_fail "agent not sampling" "did not change" \
-    timeout 20 "$XENSTATS" top -b -n 1 -d 100ms --url "$SERVER_URL/stuck"
+    timeout 20 "$XENSTATS" top -b --iterations 1 -d 100ms --url "$SERVER_URL/stuck"
 
 # A server that accepts and never answers in time: a timeout, not a hang.
-expect_fail "agent too slow" "no complete answer within 5000 ms" "$XENSTATS" top -b -n 1 --url "$SERVER_URL/slow"
+expect_fail "agent too slow" "no complete answer within 5000 ms" "$XENSTATS" top -b --iterations 1 --url "$SERVER_URL/slow"
 # ...and SIGTERM cuts the wait short.
 "$XENSTATS" top -b --url "$SERVER_URL/slow" >"$out" 2>&1 &
 pid=$!

@@ -302,13 +302,22 @@ static void test_scan(void **state)
     assert_int_equal(vifs[1].domid, 2);
     assert_int_equal(vifs[1].devid, 1);
     assert_string_equal(vifs[1].name, "vif2.1");
-    assert_int_equal(nvbds, 2);
+    /* the vbds of domain 4 are listed, their statistics unreadable, as xentop shows them */
+    assert_int_equal(nvbds, 6);
     assert_int_equal(vbds[0].domid, 1);
     assert_int_equal(vbds[0].devid, 51712);
     assert_string_equal(vbds[0].name, "51712"); /* no store: the devid */
     assert_true(vbds[0].oo_req == 10 && vbds[0].rd_req == 11 && vbds[0].wr_sect == 16);
+    assert_int_equal(vbds[0].unreadable, 0);
     assert_int_equal(vbds[1].domid, 3);
     assert_int_equal(vbds[1].devid, 51728);
+    assert_int_equal(vbds[1].unreadable, 0);
+    for (size_t k = 2; k < 6; k++) {
+        assert_int_equal(vbds[k].domid, 4);
+        assert_int_equal(vbds[k].devid, k - 1);
+        assert_int_equal(vbds[k].unreadable, 1);
+        assert_true(vbds[k].oo_req == 0 && vbds[k].rd_req == 0 && vbds[k].wr_req == 0 && vbds[k].wr_sect == 0);
+    }
     free(vifs);
     free(vbds);
 
@@ -316,7 +325,7 @@ static void test_scan(void **state)
     unlink(table);
     assert_int_equal(backend_devices_scan(&tree, NULL, NULL, &vifs, &nvifs, &vbds, &nvbds), 0);
     assert_int_equal(nvifs, 0);
-    assert_int_equal(nvbds, 2);
+    assert_int_equal(nvbds, 6);
     free(vifs);
     free(vbds);
     assert_int_equal(remove_all(), 0);

@@ -123,6 +123,8 @@ test_programs() {
             xs_bin "$root" "$MB/$app" "/usr/bin/$app"
         fi
     done
+    # the drop-in for xentop under its own name, as installed: a link to xenstats
+    ln -sf xenstats "$root/usr/bin/xenstats-xentop"
     initramfs_bin "$root" "$MB/tests/pvstats/pv_test_provider" /usr/bin/pv_test_provider
     initramfs_bin "$root" "$MB/tests/pvstats/pv_hostile" /usr/bin/pv_hostile
     initramfs_bin "$root" "$MB/xen_e2e" /usr/bin/xen_e2e
@@ -159,6 +161,7 @@ else
 fi
 initramfs_bin "$D0" "$ETHTOOL" /usr/sbin/ethtool
 install -m644 "$HERE/figures.sh" "$D0/figures.sh"
+install -m644 "$HERE/xentop_compare.awk" "$D0/xentop_compare.awk"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
 # (Xen on Arm has one guest type, PVH-like with PV drivers: no type line)

@@ -84,7 +84,7 @@ res vcpu-command $((rc | $?)) "xenstats vcpu $DOMID with the hypercall fallback"
 # figure for the domU, and only the counters the hypercall gives.  (Its
 # PV stats sets show as rejected: the agent holds their event channels,
 # one monitor per set.)
-xenstats top -b -n 2 -d 1s --direct >/tmp/top.out 2>/tmp/top.err
+xenstats top -b --iterations 2 -d 1s --direct >/tmp/top.out 2>/tmp/top.err
 rc=$?
 sed 's/^/XT: xenstats top --direct: /' /tmp/top.out /tmp/top.err
 awk -v d="$DOMID" '$1 ~ /^DOMID/ { for (i = 1; i <= NF; i++) { h = $i; sub(/\*$/, "", h); c[h] = i }; next }
