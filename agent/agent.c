@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -908,6 +909,28 @@ static void close_agent(struct agent *a)
     pthread_mutex_destroy(&a->lock);
 }
 
+/*
+ * The collector keeps each backend device's counter files open (eight
+ * descriptors a vbd: docs/collector.md), within RLIMIT_NOFILE's soft
+ * limit.  The soft limit of 1024 is kept for programs that use select();
+ * this one does not (epoll), so it takes up to the hard limit, which the
+ * unit raises (LimitNOFILE=).  Where it may not (a seccomp filter, no
+ * hard limit above), the devices beyond are read by path.
+ */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+    rlim_t want;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    want = rl.rlim_max < (rlim_t)1 << 20 ? rl.rlim_max : (rlim_t)1 << 20;
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int cmd_agent(int argc, char **argv)
 {
     struct agent a = {.interval_ns = 1000000000ULL, .epfd = -1, .tfd = -1, .sfd = -1};
@@ -935,6 +958,7 @@ int cmd_agent(int argc, char **argv)
      * thread's peak as RSS.
      */
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    raise_open_files();
     status = 1;
     if (open_sampling(&a, &co, o.timeout_ns) == 0 && start_serving(&a, &o, tls_opts) == 0)
         status = run(&a, &co);
