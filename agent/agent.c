@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -64,6 +65,7 @@ struct agent {
     unsigned int reopen_in, reopen_every; /* ticks, while the host is lost */
     uint64_t scrapes; /* atomic: HTTP threads */
     uint64_t last_gzip_ns[3];       /* atomic: HTTP threads; the last gzip request, by enum export_format */
+    uint64_t gzip_period_ns[3];     /* atomic: the time between the last two of them */
     unsigned int streams;           /* atomic: plain renderings being sent */
 
     pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
@@ -100,9 +102,12 @@ static void usage(FILE *f)
 
 /*
  * Compress now, in the sampler's thread, the formats a client asked for
- * with gzip in the last two intervals: the next scrape of them is then
+ * with gzip in the last two intervals, or whose next scrape is due before
+ * the next sample (a scraper keeps its period: Prometheus' 15 s, say, is
+ * the time between its last two requests): the next scrape of them is then
  * only a transfer (the /metrics of a thousand domains takes tens of ms to
- * render and compress).  A format nobody asks for costs nothing; a scrape
+ * render and compress), and a scraper slower than the samples costs one
+ * rendering per scrape as before.  A format nobody asks for costs nothing; a scrape
  * that comes during the work waits for it (the snapshot's memo) rather
  * than doing it again.  The old snapshot is released first, so its
  * encodings and this one's are not both held.
@@ -114,8 +119,12 @@ static void prerender(struct agent *a, struct export_snapshot *s)
 
     for (int f = 0; f < 3; f++) {
         uint64_t last = __atomic_load_n(&a->last_gzip_ns[f], __ATOMIC_RELAXED);
+        uint64_t period = __atomic_load_n(&a->gzip_period_ns[f], __ATOMIC_RELAXED);
+        /* this snapshot is served until the next one, an interval on */
+        bool due = period > 2 * a->interval_ns && period <= 600 * 1000000000ULL && last + period >= now &&
+                   last + period < now + a->interval_ns;
 
-        if (!last || now - last > 2 * a->interval_ns)
+        if (!last || (now - last > 2 * a->interval_ns && !due))
             continue;
         if (!export_snapshot_render_encoded(s, (enum export_format)f, http_gzip_snapshot, &len))
             log_debug("cannot render a snapshot ahead: %s", strerror(errno));
@@ -470,7 +479,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     r = NULL;
     data = NULL;
     if (gzip) {
-        __atomic_store_n(&a->last_gzip_ns[format], monotonic_ns(), __ATOMIC_RELAXED);
+        uint64_t now = monotonic_ns(), before = __atomic_exchange_n(&a->last_gzip_ns[format], now, __ATOMIC_RELAXED);
+
+        if (before && now > before)
+            __atomic_store_n(&a->gzip_period_ns[format], now - before, __ATOMIC_RELAXED);
         data = export_snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
     } else if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) {
         /* no body will be read: no renderer to start */
@@ -945,6 +957,28 @@ static void close_agent(struct agent *a)
     pthread_mutex_destroy(&a->lock);
 }
 
+/*
+ * The collector keeps each backend device's counter files open (eight
+ * descriptors a vbd: docs/collector.md), within RLIMIT_NOFILE's soft
+ * limit.  The soft limit of 1024 is kept for programs that use select();
+ * this one does not (epoll), so it takes up to the hard limit, which the
+ * unit raises (LimitNOFILE=).  Where it may not (a seccomp filter, no
+ * hard limit above), the devices beyond are read by path.
+ */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+    rlim_t want;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    want = rl.rlim_max < (rlim_t)1 << 20 ? rl.rlim_max : (rlim_t)1 << 20;
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int cmd_agent(int argc, char **argv)
 {
     struct agent a = {.interval_ns = 1000000000ULL,
@@ -977,6 +1011,7 @@ int cmd_agent(int argc, char **argv)
      * thread's peak as RSS.
      */
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    raise_open_files();
     status = 1;
     if (open_sampling(&a, &co, o.timeout_ns) == 0 && start_serving(&a, &o, tls_opts) == 0)
         status = run(&a, &co);

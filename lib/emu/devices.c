@@ -5,6 +5,7 @@
  * bursts), and the sysfs-like tree under <run dir>/sys that dom0 readers
  * scan as they scan /sys on Xen (lib/platform/backend_devices.h).
  */
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -126,6 +127,34 @@ static unsigned int nr_statistics(const struct emu_device *dev)
     return dev->kind == EMU_DEVICE_VIF ? EMU_VIF_STATISTICS : EMU_VBD_COUNTERS;
 }
 
+/*
+ * A counter file's new bytes, written over the old ones: sysfs gives each
+ * read of an attribute its value of the moment, so a reader may keep the
+ * file open and read it again at offset 0 (lib/platform/backend_devices.c
+ * does), which a file replaced by rename() would never show.  The length
+ * is cut after the write: a reader between the two sees two newlines and
+ * rejects the bytes for that round, never a wrong number.  A new file
+ * (the device's first, in its hidden directory) is written whole.
+ */
+static int write_in_place(const char *path, const char *text, size_t len)
+{
+    ssize_t n;
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int r = 0;
+
+    if (fd < 0)
+        return errno == ENOENT ? write_file_atomic(path, text, len, 0644) : negative_errno();
+    do
+        n = pwrite(fd, text, len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)len)
+        r = n < 0 ? negative_errno() : -EIO;
+    if (r == 0 && ftruncate(fd, (off_t)len) < 0)
+        r = negative_errno();
+    close(fd);
+    return r;
+}
+
 static int write_counter(const char *dir, const char *name, uint64_t value)
 {
     char path[PATH_MAX], text[24];
@@ -133,7 +162,7 @@ static int write_counter(const char *dir, const char *name, uint64_t value)
 
     if (snprintf(path, sizeof(path), "%s/statistics/%s", dir, name) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    return write_file_atomic(path, text, (size_t)n, 0444);
+    return write_in_place(path, text, (size_t)n);
 }
 
 /*
@@ -150,7 +179,7 @@ static int write_ethtool(const char *dir, struct emu_device *dev)
                                 (unsigned long long)dev->counter[i]);
     if (snprintf(path, sizeof(path), "%s/ethtool", dir) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    return write_file_atomic(path, text, len, 0444);
+    return write_in_place(path, text, len);
 }
 
 /* Write the counters of dev that the tree does not show yet (all with force). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,18 +84,46 @@ int backend_vbd_name_ok(const char *value, size_t len)
     return 1;
 }
 
+static void release(struct backend_devices_cache *cache, struct backend_device *dev)
+{
+    for (unsigned int i = 0; i < dev->nr_fds; i++)
+        close(dev->fds[i]);
+    cache->nr_fds -= dev->nr_fds;
+    dev->nr_fds = 0;
+}
+
 void backend_devices_cache_init(struct backend_devices_cache *cache)
 {
     memset(cache, 0, sizeof(*cache));
+    cache->sock = -1;
     pthread_mutex_init(&cache->lock, NULL);
 }
 
 void backend_devices_cache_fini(struct backend_devices_cache *cache)
 {
-    free(cache->vbds);
-    cache->vbds = NULL;
-    cache->nr_vbds = 0;
+    for (size_t i = 0; i < cache->nr_devices; i++)
+        release(cache, &cache->devices[i]);
+    free(cache->devices);
+    free(cache->spare);
+    free(cache->table);
+    free(cache->filled);
+    if (cache->sock >= 0)
+        close(cache->sock);
+    memset(cache, 0, sizeof(*cache));
+    cache->sock = -1;
     pthread_mutex_destroy(&cache->lock);
+}
+
+size_t backend_devices_fd_budget(void)
+{
+    struct rlimit rl;
+    rlim_t soft, reserve;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    soft = rl.rlim_cur == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_cur;
+    reserve = soft / 4 < 1024 ? soft / 4 : 1024;
+    return (size_t)(soft - reserve);
 }
 
 /*
@@ -125,6 +154,22 @@ static int read_bounded(int dirfd, const char *name, char *buf, size_t cap, size
     return 0;
 }
 
+/* A held file's bytes, as read_bounded(): sysfs makes them anew at offset 0. */
+static int pread_bounded(int fd, char *buf, size_t cap, size_t *ret_len)
+{
+    ssize_t n;
+
+    do
+        n = pread(fd, buf, cap + 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return negative_errno();
+    if ((size_t)n > cap)
+        return -EINVAL;
+    *ret_len = (size_t)n;
+    return 0;
+}
+
 /* One counter file of the directory dirfd; 0, or -errno / -EINVAL. */
 static int read_counter(int dirfd, const char *name, uint64_t *ret_value)
 {
@@ -133,21 +178,6 @@ static int read_counter(int dirfd, const char *name, uint64_t *ret_value)
     int r = read_bounded(dirfd, name, buf, BACKEND_COUNTER_MAX, &n);
 
     return r < 0 ? r : backend_counter_parse(buf, n, ret_value);
-}
-
-/* Read the named counters of a statistics directory; 0 or -errno. */
-static int read_counters(const char *dir, const char *const *names, uint64_t *const *values, size_t count)
-{
-    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    size_t i;
-    int r = 0;
-
-    if (dirfd < 0)
-        return negative_errno();
-    for (i = 0; i < count && r == 0; i++)
-        r = read_counter(dirfd, names[i], values[i]);
-    close(dirfd);
-    return r;
 }
 
 /* "vif<domid>.<devid>", netback's name for the interface; 0 or -EINVAL. */
@@ -375,49 +405,86 @@ out:
     return r;
 }
 
-static int compare_vbd(const void *a, const void *b)
-{
-    const struct xenstats_vbd *x = a, *y = b;
+static const char *const vbd_files[BACKEND_VBD_COUNTERS] = {
+    "statistics/oo_req", "statistics/rd_req",  "statistics/wr_req", "statistics/f_req",
+    "statistics/ds_req", "statistics/rd_sect", "statistics/wr_sect",
+};
 
+static void vbd_values(struct xenstats_vbd *vbd, uint64_t *values[BACKEND_VBD_COUNTERS])
+{
+    values[0] = &vbd->oo_req;
+    values[1] = &vbd->rd_req;
+    values[2] = &vbd->wr_req;
+    values[3] = &vbd->f_req;
+    values[4] = &vbd->ds_req;
+    values[5] = &vbd->rd_sect;
+    values[6] = &vbd->wr_sect;
+}
+
+/* A vbd's counters by path: open, read and close each file (no cache, or none held). */
+static int read_vbd(const char *root, struct xenstats_vbd *vbd)
+{
+    uint64_t *values[BACKEND_VBD_COUNTERS];
+    char dir[PATH_MAX];
+    int dirfd, r = 0;
+
+    if (snprintf(dir, sizeof(dir), "%s/bus/xen-backend/devices/vbd-%u-%u", root, vbd->domid, vbd->devid) >=
+        (int)sizeof(dir))
+        return -ENAMETOOLONG;
+    dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return negative_errno();
+    vbd_values(vbd, values);
+    for (size_t i = 0; i < BACKEND_VBD_COUNTERS && r == 0; i++)
+        r = read_counter(dirfd, vbd_files[i], values[i]);
+    close(dirfd);
+    return r;
+}
+
+/* A held vbd's counters: one pread() each.  -errno of a read, or -EINVAL for a counter's bytes. */
+static int pread_vbd(const struct backend_device *dev, struct xenstats_vbd *vbd)
+{
+    uint64_t *values[BACKEND_VBD_COUNTERS];
+    char buf[BACKEND_COUNTER_MAX + 1];
+    size_t n;
+    int r = 0;
+
+    vbd_values(vbd, values);
+    for (size_t i = 0; i < BACKEND_VBD_COUNTERS && r == 0; i++) {
+        r = pread_bounded(dev->fds[1 + i], buf, BACKEND_COUNTER_MAX, &n);
+        if (r == 0 && backend_counter_parse(buf, n, values[i]) < 0)
+            return -EINVAL;
+    }
+    return r;
+}
+
+static int compare_device(const void *a, const void *b)
+{
+    const struct backend_device *x = a, *y = b;
+
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
     if (x->domid != y->domid)
         return x->domid < y->domid ? -1 : 1;
     return x->devid < y->devid ? -1 : x->devid > y->devid;
 }
 
-static void vbd_name(struct xs_handle *xs, struct backend_devices_cache *cache, struct xenstats_vbd *vbd)
+/* The vbd's name from the store, once per device; the devid without a store (asked again then). */
+static void vbd_name(struct xs_handle *xs, struct backend_device *dev)
 {
-    const struct xenstats_vbd *known = NULL;
     char path[96], *value;
     unsigned int len = 0;
 
-    if (cache && cache->nr_vbds)
-        known = bsearch(vbd, cache->vbds, cache->nr_vbds, sizeof(*vbd), compare_vbd);
-    if (known) {
-        memcpy(vbd->name, known->name, sizeof(vbd->name));
-        return;
-    }
-    snprintf(path, sizeof(path), "backend/vbd/%u/%u/dev", vbd->domid, vbd->devid);
+    snprintf(path, sizeof(path), "backend/vbd/%u/%u/dev", dev->domid, dev->devid);
     value = xs ? xs_read(xs, XBT_NULL, path, &len) : NULL;
     if (value && backend_vbd_name_ok(value, len)) {
-        memcpy(vbd->name, value, len);
-        vbd->name[len] = '\0';
+        memcpy(dev->name, value, len);
+        dev->name[len] = '\0';
     } else {
-        snprintf(vbd->name, sizeof(vbd->name), "%u", vbd->devid);
+        snprintf(dev->name, sizeof(dev->name), "%u", dev->devid);
     }
+    dev->named = xs != NULL;
     free(value);
-}
-
-static int read_vbd(const char *root, struct xenstats_vbd *vbd)
-{
-    static const char *const names[] = {"oo_req", "rd_req", "wr_req", "f_req", "ds_req", "rd_sect", "wr_sect"};
-    uint64_t *const values[] = {&vbd->oo_req, &vbd->rd_req,  &vbd->wr_req, &vbd->f_req,
-                                &vbd->ds_req, &vbd->rd_sect, &vbd->wr_sect};
-    char dir[PATH_MAX];
-
-    if (snprintf(dir, sizeof(dir), "%s/bus/xen-backend/devices/vbd-%u-%u/statistics", root, vbd->domid,
-                 vbd->devid) >= (int)sizeof(dir))
-        return -ENAMETOOLONG;
-    return read_counters(dir, names, values, ARRAY_SIZE(names));
 }
 
 static int grow(void **array, size_t *cap, size_t count, size_t size)
@@ -435,129 +502,319 @@ static int grow(void **array, size_t *cap, size_t count, size_t size)
 }
 
 /*
- * The vifs listed on the bus, sorted, keep those the interface table shows
- * and fill their counters: one read of it for every vif, where sysfs has a
- * file per counter (eight per vif).  Then netback's own, if asked.
+ * The bus's entries into the cache: devices that went are released, new
+ * ones added, and one whose entry is another inode than when it was opened
+ * (removed and added again under its name) starts anew.  The entry of a
+ * held device is pinned by its descriptor, so its number cannot pass to
+ * another device meanwhile (sysfs does not reuse its inode numbers soon
+ * either, and reads of a removed attribute fail with ENODEV).
  */
-static int fill_vifs(const struct backend_tree *tree, struct xenstats_vif *vifs, size_t *nr)
+static int track(struct backend_devices_cache *cache, DIR *d)
 {
-    char *text = NULL;
-    bool *filled;
+    struct backend_device *spare, *swap;
+    size_t n = 0, i = 0, kept = 0, cap;
+    struct dirent *de;
+    int r;
+
+    while (d && (de = readdir(d))) {
+        uint32_t domid, devid;
+        uint8_t kind;
+
+        if (backend_device_name_parse(de->d_name, "vif", &domid, &devid) == 0)
+            kind = BACKEND_VIF;
+        else if (backend_device_name_parse(de->d_name, "vbd", &domid, &devid) == 0)
+            kind = BACKEND_VBD;
+        else
+            continue;
+        r = grow((void **)&cache->spare, &cache->cap_spare, n, sizeof(*cache->spare));
+        if (r < 0)
+            return r;
+        memset(&cache->spare[n], 0, sizeof(cache->spare[n]));
+        cache->spare[n].domid = domid;
+        cache->spare[n].devid = devid;
+        cache->spare[n].kind = kind;
+        cache->spare[n].ino = de->d_ino;
+        n++;
+    }
+    spare = cache->spare;
+    if (n)
+        qsort(spare, n, sizeof(*spare), compare_device);
+    for (size_t j = 0; j < n; j++) {
+        struct backend_device now = spare[j];
+
+        if (kept && compare_device(&spare[kept - 1], &now) == 0)
+            continue;
+        while (i < cache->nr_devices && compare_device(&cache->devices[i], &now) < 0)
+            release(cache, &cache->devices[i++]); /* gone */
+        if (i < cache->nr_devices && compare_device(&cache->devices[i], &now) == 0) {
+            struct backend_device *old = &cache->devices[i++];
+
+            if (old->ino == now.ino)
+                now = *old;
+            else
+                release(cache, old); /* replaced under its name */
+        }
+        spare[kept++] = now;
+    }
+    while (i < cache->nr_devices)
+        release(cache, &cache->devices[i++]);
+    swap = cache->devices;
+    cache->devices = spare;
+    cache->spare = swap;
+    cap = cache->cap_devices;
+    cache->cap_devices = cache->cap_spare;
+    cache->cap_spare = cap;
+    cache->nr_devices = kept;
+    return 0;
+}
+
+/*
+ * Open what a device keeps, all or nothing, within the budget: its bus
+ * entry, then a vbd's statistics files or the emulator's netback file of
+ * a vif.  0, or -EMFILE past the budget, or the error of an open.
+ */
+static int hold(const struct backend_tree *tree, int busfd, struct backend_devices_cache *cache, size_t budget,
+                struct backend_device *dev)
+{
+    unsigned int want = dev->kind == BACKEND_VBD ? BACKEND_HELD_MAX : tree->netback_files ? 2 : 0;
+    char path[PATH_MAX];
+    unsigned int n = 0;
+    int r = 0;
+
+    if (want == 0 || dev->nr_fds)
+        return dev->nr_fds ? 0 : -EOPNOTSUPP;
+    if (cache->nr_fds + want > budget)
+        return -EMFILE;
+    snprintf(path, sizeof(path), "%s-%u-%u", dev->kind == BACKEND_VBD ? "vbd" : "vif", dev->domid, dev->devid);
+    dev->fds[n] = openat(busfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dev->fds[n] < 0)
+        return negative_errno();
+    n++;
+    if (dev->kind == BACKEND_VBD) {
+        for (; n < want; n++) {
+            dev->fds[n] = openat(dev->fds[0], vbd_files[n - 1], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+            if (dev->fds[n] < 0)
+                break;
+        }
+    } else if (snprintf(path, sizeof(path), "%s/class/net/%s/ethtool", tree->root, dev->name) < (int)sizeof(path)) {
+        dev->fds[n] = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (dev->fds[n] >= 0)
+            n++;
+    } else {
+        errno = ENAMETOOLONG;
+    }
+    if (n < want) {
+        r = negative_errno();
+        while (n)
+            close(dev->fds[--n]);
+        return r;
+    }
+    dev->nr_fds = (uint8_t)n;
+    cache->nr_fds += n;
+    cache->opens++;
+    return 0;
+}
+
+/* A vbd: held files by pread(), else (or if a read fails) by path. */
+static int read_device_vbd(const struct backend_tree *tree, int busfd, struct backend_devices_cache *cache,
+                           size_t budget, struct backend_device *dev, struct xenstats_vbd *vbd)
+{
+    int r = -EBADF;
+
+    memset(vbd, 0, sizeof(*vbd));
+    vbd->domid = dev->domid;
+    vbd->devid = dev->devid;
+    if (hold(tree, busfd, cache, budget, dev) == 0)
+        r = pread_vbd(dev, vbd);
+    /* a counter's bytes are the device's fault: its files stay held */
+    if (r == -EINVAL)
+        return r;
+    if (r < 0) {
+        release(cache, dev);
+        r = read_vbd(tree->root, vbd);
+    }
+    return r;
+}
+
+/* The interface table into the cache's buffer (grown as needed), or -errno. */
+static int read_table(const char *path, struct backend_devices_cache *cache, size_t *ret_len)
+{
+    size_t used = 0;
+    int fd, r = 0;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return negative_errno();
+    for (;;) {
+        ssize_t n;
+
+        if (used == cache->table_cap) {
+            size_t cap = cache->table_cap ? cache->table_cap * 2 : 64 * 1024;
+            char *grown;
+
+            if (cache->table_cap > BACKEND_NET_DEV_MAX) {
+                r = -EFBIG;
+                break;
+            }
+            grown = realloc(cache->table, cap);
+            if (!grown) {
+                r = -ENOMEM;
+                break;
+            }
+            cache->table = grown;
+            cache->table_cap = cap;
+        }
+        n = read(fd, cache->table + used, cache->table_cap - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            r = negative_errno();
+            break;
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    close(fd);
+    if (r == 0 && used > BACKEND_NET_DEV_MAX)
+        r = -EFBIG;
+    if (r == 0)
+        *ret_len = used;
+    return r;
+}
+
+/* A vif's netback statistics: the held file, else (or if its read fails) as the tree says. */
+static void read_netback(const struct backend_tree *tree, int busfd, struct backend_devices_cache *cache, size_t budget,
+                         struct backend_device *dev, struct xenstats_vif *vif)
+{
+    char buf[BACKEND_NETBACK_TEXT_MAX + 1];
+    size_t n;
+    int r = -EBADF;
+
+    if (tree->netback_files) {
+        if (hold(tree, busfd, cache, budget, dev) == 0)
+            r = pread_bounded(dev->fds[1], buf, BACKEND_NETBACK_TEXT_MAX, &n);
+        if (r == 0) {
+            backend_netback_text_parse(buf, n, vif);
+            return;
+        }
+        if (r != -EINVAL) {
+            release(cache, dev);
+            r = backend_netback_tree(tree->root, NULL, vif);
+        }
+    } else if (tree->netback) {
+        r = tree->netback(tree->root, &cache->sock, vif);
+    }
+    if (r < 0) {
+        vif->netback_present = 0;
+        memset(vif->netback, 0, sizeof(vif->netback));
+    }
+}
+
+/*
+ * The vifs (the cache's first devices, sorted), those the interface table
+ * shows, with its counters: one read for every vif, where sysfs has a file
+ * per counter (eight per vif).  Then netback's own, if asked.
+ */
+static int fill_vifs(const struct backend_tree *tree, int busfd, struct backend_devices_cache *cache, size_t budget,
+                     struct xenstats_vif *vifs, size_t *nr)
+{
     size_t len = 0, kept = 0, i;
-    int sock = -1, r;
+    int r;
 
     if (*nr == 0)
         return 0;
-    qsort(vifs, *nr, sizeof(*vifs), compare_vif);
-    filled = calloc(*nr, sizeof(*filled));
-    if (!filled)
-        return -ENOMEM;
-    r = read_small_file(tree->net_dev, BACKEND_NET_DEV_MAX, &text, &len);
+    if (cache->filled_cap < *nr) {
+        bool *grown = realloc(cache->filled, *nr * sizeof(*grown));
+
+        if (!grown)
+            return -ENOMEM;
+        cache->filled = grown;
+        cache->filled_cap = *nr;
+    }
+    r = read_table(tree->net_dev, cache, &len);
     if (r == 0)
-        backend_net_dev_parse(text, len, vifs, *nr, filled);
-    free(text);
+        backend_net_dev_parse(cache->table, len, vifs, *nr, cache->filled);
+    else
+        memset(cache->filled, 0, *nr * sizeof(*cache->filled));
     /* no table: no counters, so no vif (never one with made-up zeros) */
     r = r == -ENOMEM ? r : 0;
     for (i = 0; r == 0 && i < *nr; i++) {
         /* gone meanwhile, not connected yet, or malformed: left out */
-        if (!filled[i])
+        if (!cache->filled[i])
             continue;
         vifs[kept] = vifs[i];
-        if (tree->netback && tree->netback(tree->root, &sock, &vifs[kept]) < 0) {
-            vifs[kept].netback_present = 0;
-            memset(vifs[kept].netback, 0, sizeof(vifs[kept].netback));
-        }
+        read_netback(tree, busfd, cache, budget, &cache->devices[i], &vifs[kept]);
         kept++;
     }
-    if (sock >= 0)
-        close(sock);
-    free(filled);
     *nr = kept;
     return r;
 }
 
-int backend_devices_scan(const struct backend_tree *tree, struct xs_handle *xs, struct backend_devices_cache *cache,
-                         struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
-                         size_t *ret_nr_vbds)
+static int scan(const struct backend_tree *tree, struct xs_handle *xs, struct backend_devices_cache *cache,
+                size_t budget, struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
+                size_t *ret_nr_vbds)
 {
     struct xenstats_vif *vifs = NULL;
-    struct xenstats_vbd *vbds = NULL, *copy;
-    size_t nvifs = 0, nvbds = 0, cap_vifs = 0, cap_vbds = 0, i;
+    struct xenstats_vbd *vbds = NULL;
+    size_t nvifs = 0, nvbds = 0, i;
     char path[PATH_MAX];
-    struct dirent *de;
     DIR *d;
-    int r = 0;
+    int busfd, r;
 
     if (snprintf(path, sizeof(path), "%s/bus/xen-backend/devices", tree->root) >= (int)sizeof(path))
         return -ENAMETOOLONG;
     d = opendir(path);
     if (!d && errno != ENOENT)
         return negative_errno();
-    while (d && (de = readdir(d))) {
-        uint32_t domid, devid;
-
-        if (backend_device_name_parse(de->d_name, "vif", &domid, &devid) == 0) {
-            r = grow((void **)&vifs, &cap_vifs, nvifs, sizeof(*vifs));
-            if (r < 0)
-                goto out;
-            memset(&vifs[nvifs], 0, sizeof(*vifs));
-            vifs[nvifs].domid = domid;
-            vifs[nvifs].devid = devid;
-            /* netback names the interface after the domain and the handle */
-            snprintf(vifs[nvifs].name, sizeof(vifs[nvifs].name), "vif%u.%u", domid, devid);
-            nvifs++;
-        } else if (backend_device_name_parse(de->d_name, "vbd", &domid, &devid) == 0) {
-            r = grow((void **)&vbds, &cap_vbds, nvbds, sizeof(*vbds));
-            if (r < 0)
-                goto out;
-            memset(&vbds[nvbds], 0, sizeof(*vbds));
-            vbds[nvbds].domid = domid;
-            vbds[nvbds].devid = devid;
-            if (read_vbd(tree->root, &vbds[nvbds]) < 0) {
-                /* listed, statistics unreadable (blkback tearing it down): as xentop, a disk
-                 * without figures; gone meanwhile: left out */
-                struct stat st;
-
-                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
-                    continue;
-                memset(&vbds[nvbds], 0, sizeof(vbds[nvbds]));
-                vbds[nvbds].domid = domid;
-                vbds[nvbds].devid = devid;
-                vbds[nvbds].unreadable = 1;
-            }
-            nvbds++;
-        }
-    }
-    r = fill_vifs(tree, vifs, &nvifs);
+    busfd = d ? dirfd(d) : -1;
+    r = track(cache, d);
     if (r < 0)
         goto out;
-    /* qsort()'s array must not be NULL even when empty */
-    if (nvbds)
-        qsort(vbds, nvbds, sizeof(*vbds), compare_vbd);
-    if (cache)
-        pthread_mutex_lock(&cache->lock);
-    for (i = 0; i < nvbds; i++)
-        vbd_name(xs, cache, &vbds[i]);
-    if (cache) {
-        copy = nvbds ? malloc(nvbds * sizeof(*copy)) : NULL;
-        if (copy || !nvbds) {
-            if (nvbds)
-                memcpy(copy, vbds, nvbds * sizeof(*copy));
-            free(cache->vbds);
-            cache->vbds = copy;
-            cache->nr_vbds = nvbds;
-        }
-        pthread_mutex_unlock(&cache->lock);
-    }
+    while (nvifs < cache->nr_devices && cache->devices[nvifs].kind == BACKEND_VIF)
+        nvifs++;
     /* callers free() both, even when empty */
-    if (!vifs && !(vifs = calloc(1, sizeof(*vifs)))) {
+    vifs = calloc(nvifs ? nvifs : 1, sizeof(*vifs));
+    vbds = calloc(cache->nr_devices - nvifs ? cache->nr_devices - nvifs : 1, sizeof(*vbds));
+    if (!vifs || !vbds) {
         r = -ENOMEM;
         goto out;
     }
-    if (!vbds && !(vbds = calloc(1, sizeof(*vbds)))) {
-        r = -ENOMEM;
-        goto out;
+    for (i = 0; i < nvifs; i++) {
+        struct backend_device *dev = &cache->devices[i];
+
+        /* netback names the interface after the domain and the handle */
+        if (!dev->name[0])
+            snprintf(dev->name, sizeof(dev->name), "vif%u.%u", dev->domid, dev->devid);
+        vifs[i].domid = dev->domid;
+        vifs[i].devid = dev->devid;
+        memcpy(vifs[i].name, dev->name, sizeof(vifs[i].name));
     }
+    for (i = nvifs; i < cache->nr_devices; i++) {
+        struct backend_device *dev = &cache->devices[i];
+
+        if (read_device_vbd(tree, busfd, cache, budget, dev, &vbds[nvbds]) < 0) {
+            /* listed, statistics unreadable (blkback tearing it down): as xentop, a disk
+             * without figures; gone meanwhile: left out */
+            char entry[48];
+            struct stat st;
+
+            snprintf(entry, sizeof(entry), "vbd-%u-%u", dev->domid, dev->devid);
+            if (busfd < 0 || fstatat(busfd, entry, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+                continue;
+            memset(&vbds[nvbds], 0, sizeof(vbds[nvbds]));
+            vbds[nvbds].domid = dev->domid;
+            vbds[nvbds].devid = dev->devid;
+            vbds[nvbds].unreadable = 1;
+        }
+        if (!dev->named)
+            vbd_name(xs, dev);
+        memcpy(vbds[nvbds].name, dev->name, sizeof(vbds[nvbds].name));
+        nvbds++;
+    }
+    r = fill_vifs(tree, busfd, cache, budget, vifs, &nvifs);
+    if (r < 0)
+        goto out;
     *ret_vifs = vifs;
     *ret_nr_vifs = nvifs;
     *ret_vbds = vbds;
@@ -569,5 +826,26 @@ out:
         closedir(d);
     free(vifs);
     free(vbds);
+    return r;
+}
+
+int backend_devices_scan(const struct backend_tree *tree, struct xs_handle *xs, struct backend_devices_cache *cache,
+                         struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,
+                         size_t *ret_nr_vbds)
+{
+    struct backend_devices_cache once;
+    int r;
+
+    /* no cache: a cache for this scan alone, which holds nothing */
+    if (!cache) {
+        backend_devices_cache_init(&once);
+        r = scan(tree, xs, &once, 0, ret_vifs, ret_nr_vifs, ret_vbds, ret_nr_vbds);
+        backend_devices_cache_fini(&once);
+        return r;
+    }
+    pthread_mutex_lock(&cache->lock);
+    r = scan(tree, xs, cache, cache->max_fds ? cache->max_fds : backend_devices_fd_budget(), ret_vifs, ret_nr_vifs,
+             ret_vbds, ret_nr_vbds);
+    pthread_mutex_unlock(&cache->lock);
     return r;
 }

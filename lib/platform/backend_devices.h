@@ -41,18 +41,61 @@ struct xs_handle;
 #define BACKEND_COUNTER_MAX 32
 
 /*
- * Names of the vbds of the last scan, so that a scan asks xenstore only
- * about new devices (a devid names one guest device for its lifetime).
+ * A device the cache follows from scan to scan, with the descriptors it
+ * keeps open: sysfs gives an attribute's current value to each read at
+ * offset 0, so a counter costs one pread() a round instead of an open,
+ * a read and a close.  A vbd holds its bus entry (O_PATH) and its seven
+ * statistics files; the emulator's vif its bus entry and its netback file;
+ * a vif on Xen holds nothing (the interface table and SIOCETHTOOL).
+ */
+#define BACKEND_VBD_COUNTERS 7
+#define BACKEND_HELD_MAX (1 + BACKEND_VBD_COUNTERS)
+
+enum backend_device_kind { BACKEND_VIF, BACKEND_VBD };
+
+struct backend_device {
+    uint32_t domid, devid;
+    uint8_t kind;           /* enum backend_device_kind */
+    bool named;             /* name read from the store (vbd) */
+    uint8_t nr_fds;         /* 0: nothing held, read by path */
+    uint64_t ino;           /* the bus entry's inode number when it was opened */
+    int fds[BACKEND_HELD_MAX]; /* [0]: the bus entry, pinning ino; then the files */
+    char name[XENSTATS_DEVICE_NAME_MAX];
+};
+
+/*
+ * What a scan keeps for the next: the devices (sorted by kind, domid,
+ * devid) with their names and descriptors, and buffers it reuses.  A
+ * device is the same one while its bus entry's inode number is: one
+ * removed and added again under the same name is a new entry, whose
+ * descriptors and name are read again.  The descriptors held are counted
+ * against RLIMIT_NOFILE (backend_devices_fd_budget()); a device beyond
+ * the budget is read by path, as with no cache.
  * Zero-initialised plus backend_devices_cache_init(); freed by _fini().
  */
 struct backend_devices_cache {
     pthread_mutex_t lock;
-    struct xenstats_vbd *vbds; /* sorted by (domid, devid); only the names matter */
-    size_t nr_vbds;
+    struct backend_device *devices, *spare;
+    size_t nr_devices, cap_devices, cap_spare;
+    size_t nr_fds;     /* descriptors held, every device's */
+    size_t max_fds;    /* 0: from RLIMIT_NOFILE at each scan; else this (tests) */
+    int sock;          /* SIOCETHTOOL's socket, kept: -1 none */
+    char *table;       /* the interface table's last read */
+    size_t table_cap;
+    bool *filled;
+    size_t filled_cap;
+    uint64_t opens;    /* devices whose descriptors were opened (tests, docs) */
 };
 
 void backend_devices_cache_init(struct backend_devices_cache *cache);
 void backend_devices_cache_fini(struct backend_devices_cache *cache);
+
+/*
+ * How many descriptors the scans may hold: RLIMIT_NOFILE's soft limit,
+ * less a quarter (at most 1024) left to everything else the process
+ * opens: connections, the store, event channels, mappings.
+ */
+size_t backend_devices_fd_budget(void);
 
 /* The interface table's bytes, at most this many (some 60,000 interfaces). */
 #define BACKEND_NET_DEV_MAX (8u << 20)
@@ -100,14 +143,18 @@ struct backend_tree {
     const char *root;          /* sysfs: "/sys", or the emulator's tree */
     const char *net_dev;       /* the interface table: "/proc/net/dev", or the emulator's */
     backend_netback_fn *netback; /* NULL: no netback statistics */
+    /* netback's statistics are the file class/net/<vif>/ethtool, kept
+     * open with a cache (the emulator); .netback is then ignored */
+    bool netback_files;
 };
 
 /*
  * Scan the tree.  Fills both lists sorted by (domid, devid); the caller
  * frees them with free().  No tree (no backend drivers) is no devices; a
  * vif missing from the interface table is left out.  xs and cache may be
- * NULL.  -ENOMEM, -ENAMETOOLONG, or the error of opening the devices
- * directory other than ENOENT.
+ * NULL: without a cache every file is opened, read and closed, and the
+ * names are asked each time.  -ENOMEM, -ENAMETOOLONG, or the error of
+ * opening the devices directory other than ENOENT.
  */
 int backend_devices_scan(const struct backend_tree *tree, struct xs_handle *xs, struct backend_devices_cache *cache,
                          struct xenstats_vif **ret_vifs, size_t *ret_nr_vifs, struct xenstats_vbd **ret_vbds,

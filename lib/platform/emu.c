@@ -408,7 +408,7 @@ static int emu_devices(struct platform *p, struct xenstats_vif **ret_vifs, size_
 {
     struct emu *emu = emu_of(p);
     char root[PATH_MAX], net_dev[PATH_MAX];
-    struct backend_tree tree = {.root = root, .net_dev = net_dev, .netback = backend_netback_tree};
+    struct backend_tree tree = {.root = root, .net_dev = net_dev, .netback_files = true};
     struct xs_handle *xs;
 
     /* a guest has no backends: nothing there */

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "emu_backend.h"
@@ -91,6 +92,26 @@ static int send_refs(struct emu_grants *g, uint32_t op, uint32_t domid, const ui
             r = one; /* keep going: release what can be released */
     }
     return r;
+}
+
+/* The same, one-way (EMU_HC_NO_REPLY): 0, or -ESRCH when the connection is gone. */
+static int send_refs_one_way(struct emu_grants *g, uint32_t op, uint32_t domid, const uint32_t *refs,
+                             uint32_t count)
+{
+    struct emu_hc_request req = {.op = op, .domid = domid, .flags = EMU_HC_NO_REPLY};
+    uint32_t done;
+    ssize_t n;
+
+    for (done = 0; done < count; done += req.count) {
+        req.count = count - done < EMU_HC_BATCH ? count - done : EMU_HC_BATCH;
+        memcpy(req.refs, refs + done, req.count * sizeof(uint32_t));
+        do
+            n = send(g->fd, &req, EMU_HC_REQUEST_SIZE(req.count), MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return errno == EPIPE || errno == ECONNRESET ? -ESRCH : negative_errno();
+    }
+    return 0;
 }
 
 static void *emu_share_pages(struct platform *p, uint32_t domid, uint32_t count, uint32_t *refs, int writable)
@@ -312,7 +333,8 @@ static int emu_unmap(struct platform *p, void *addr, uint32_t count)
     }
     *pp = m->next;
     munmap(m->addr, (size_t)m->count * EMU_HC_PAGE_SIZE);
-    r = send_refs(g, EMU_HC_GNT_UNMAP, m->domid, m->refs, m->count);
+    /* nothing to wait for: the pages are gone from this process already */
+    r = send_refs_one_way(g, EMU_HC_GNT_UNMAP, m->domid, m->refs, m->count);
     free(m->refs);
     free(m);
     pthread_mutex_unlock(&g->lock);

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -331,6 +333,176 @@ static void test_scan(void **state)
     assert_int_equal(remove_all(), 0);
 }
 
+/* The process's open descriptors. */
+static int open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *de;
+
+    assert_non_null(d);
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own */
+}
+
+static void path_of(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void path_of(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(buf, len, "%s/", root);
+
+    va_start(ap, fmt);
+    vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+/* One scan with the cache: the vbd of (domid, devid) or NULL. */
+static const struct xenstats_vbd *scan_vbd(const struct backend_tree *tree, struct backend_devices_cache *cache,
+                                           uint32_t domid, uint32_t devid, struct xenstats_vbd *ret)
+{
+    struct xenstats_vif *vifs = NULL;
+    struct xenstats_vbd *vbds = NULL;
+    size_t nvifs = 0, nvbds = 0;
+    bool found = false;
+
+    assert_int_equal(backend_devices_scan(tree, NULL, cache, &vifs, &nvifs, &vbds, &nvbds), 0);
+    for (size_t i = 0; i < nvbds; i++)
+        if (vbds[i].domid == domid && vbds[i].devid == devid) {
+            *ret = vbds[i];
+            found = true;
+        }
+    free(vifs);
+    free(vbds);
+    return found ? ret : NULL;
+}
+
+/*
+ * With a cache, a scan reads the files it opened before: their names may
+ * change (here the statistics directory moves away), the values written
+ * over the old ones are what the next scan reports.  A scan that opens
+ * each file by its path finds no counters and leaves the vbd out.
+ */
+static void test_kept_open(void **state)
+{
+    struct backend_devices_cache cache;
+    struct xenstats_vbd vbd;
+    char table[PATH_MAX], from[PATH_MAX], to[PATH_MAX];
+    struct backend_tree tree = {.root = root, .net_dev = table};
+
+    (void)state;
+    memcpy(root + strlen(root) - 6, "XXXXXX", 6);
+    assert_non_null(mkdtemp(root));
+    snprintf(table, sizeof(table), "%s/net_dev", root);
+    backend_devices_cache_init(&cache);
+    vbd_tree("vbd-7-51712");
+    assert_non_null(scan_vbd(&tree, &cache, 7, 51712, &vbd));
+    assert_true(vbd.rd_req == 11 && vbd.wr_sect == 16);
+    path_of(from, sizeof(from), "bus/xen-backend/devices/vbd-7-51712/statistics");
+    path_of(to, sizeof(to), "bus/xen-backend/devices/vbd-7-51712/moved");
+    assert_int_equal(rename(from, to), 0);
+    put("bus/xen-backend/devices/vbd-7-51712/moved", "rd_req", "4242\n");
+    put("bus/xen-backend/devices/vbd-7-51712/moved", "wr_sect", "99\n");
+    assert_non_null(scan_vbd(&tree, &cache, 7, 51712, &vbd));
+    assert_true(vbd.rd_req == 4242 && vbd.wr_sect == 99 && vbd.oo_req == 10);
+    backend_devices_cache_fini(&cache);
+    assert_int_equal(remove_all(), 0);
+}
+
+/*
+ * The descriptors follow the devices: one removed and added again under
+ * its name is read from its new files; one removed lets its descriptors
+ * go; beyond the budget a device is read by path; the cache's count is
+ * the process's.
+ */
+static void test_follows_devices(void **state)
+{
+    struct backend_devices_cache cache;
+    struct xenstats_vbd vbd;
+    char table[PATH_MAX], path[PATH_MAX], grave[PATH_MAX];
+    struct backend_tree tree = {.root = root, .net_dev = table};
+    int before = open_fds();
+
+    (void)state;
+    memcpy(root + strlen(root) - 6, "XXXXXX", 6);
+    assert_non_null(mkdtemp(root));
+    snprintf(table, sizeof(table), "%s/net_dev", root);
+    backend_devices_cache_init(&cache);
+    vbd_tree("vbd-1-1");
+    vbd_tree("vbd-2-1");
+    assert_non_null(scan_vbd(&tree, &cache, 1, 1, &vbd));
+    assert_int_equal(cache.nr_fds, 2 * BACKEND_HELD_MAX);
+    assert_int_equal(open_fds(), before + 2 * BACKEND_HELD_MAX);
+    assert_int_equal(cache.opens, 2);
+
+    /* replaced under its name: the old files stay alive (moved aside
+     * here, so that their inode numbers are not reused) with old values */
+    path_of(path, sizeof(path), "bus/xen-backend/devices/vbd-1-1");
+    path_of(grave, sizeof(grave), "grave");
+    assert_int_equal(rename(path, grave), 0);
+    vbd_tree("vbd-1-1");
+    put("bus/xen-backend/devices/vbd-1-1/statistics", "rd_req", "777\n");
+    assert_non_null(scan_vbd(&tree, &cache, 1, 1, &vbd));
+    assert_int_equal(vbd.rd_req, 777);
+    assert_int_equal(cache.opens, 3);
+    assert_int_equal(cache.nr_fds, 2 * BACKEND_HELD_MAX);
+    assert_int_equal(open_fds(), before + 2 * BACKEND_HELD_MAX);
+
+    /* unchanged: nothing opened again */
+    assert_non_null(scan_vbd(&tree, &cache, 2, 1, &vbd));
+    assert_int_equal(cache.opens, 3);
+
+    /* removed: its descriptors go */
+    path_of(path, sizeof(path), "bus/xen-backend/devices/vbd-2-1");
+    path_of(grave, sizeof(grave), "grave2");
+    assert_int_equal(rename(path, grave), 0);
+    assert_null(scan_vbd(&tree, &cache, 2, 1, &vbd));
+    assert_int_equal(cache.nr_fds, BACKEND_HELD_MAX);
+    assert_int_equal(open_fds(), before + BACKEND_HELD_MAX);
+
+    /* a budget of one device: the second is read by path, both right */
+    assert_int_equal(rename(grave, path), 0);
+    put("bus/xen-backend/devices/vbd-2-1/statistics", "wr_req", "55\n");
+    cache.max_fds = BACKEND_HELD_MAX;
+    assert_non_null(scan_vbd(&tree, &cache, 2, 1, &vbd));
+    assert_int_equal(vbd.wr_req, 55);
+    assert_non_null(scan_vbd(&tree, &cache, 1, 1, &vbd));
+    assert_int_equal(vbd.rd_req, 777);
+    assert_int_equal(cache.nr_fds, BACKEND_HELD_MAX);
+
+    /* a malformed counter: left out for the round, its files still held */
+    cache.max_fds = 0;
+    put("bus/xen-backend/devices/vbd-1-1/statistics", "rd_req", "12x\n");
+    assert_null(scan_vbd(&tree, &cache, 1, 1, &vbd));
+    put("bus/xen-backend/devices/vbd-1-1/statistics", "rd_req", "778\n");
+    assert_non_null(scan_vbd(&tree, &cache, 1, 1, &vbd));
+    assert_int_equal(vbd.rd_req, 778);
+
+    backend_devices_cache_fini(&cache);
+    assert_int_equal(open_fds(), before);
+    assert_int_equal(remove_all(), 0);
+}
+
+/* The budget: three quarters of the soft limit, at most 1024 kept back. */
+static void test_fd_budget(void **state)
+{
+    struct rlimit old, rl;
+
+    (void)state;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    rl = old;
+    rl.rlim_cur = 1024 < old.rlim_max ? 1024 : old.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    assert_int_equal(backend_devices_fd_budget(), rl.rlim_cur - rl.rlim_cur / 4);
+    if (old.rlim_max >= 65536) {
+        rl.rlim_cur = 65536;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+        assert_int_equal(backend_devices_fd_budget(), 65536 - 1024);
+    }
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
 static struct xenstats_vif vif_of(uint32_t domid, uint32_t devid)
 {
     struct xenstats_vif v = {.domid = domid, .devid = devid};
@@ -382,7 +554,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counter_accepts), cmocka_unit_test(test_counter_refuses),
         cmocka_unit_test(test_device_name),     cmocka_unit_test(test_vbd_name),
-        cmocka_unit_test(test_scan),            cmocka_unit_test(test_net_dev),
+        cmocka_unit_test(test_scan),            cmocka_unit_test(test_kept_open),
+        cmocka_unit_test(test_follows_devices), cmocka_unit_test(test_fd_budget),            cmocka_unit_test(test_net_dev),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

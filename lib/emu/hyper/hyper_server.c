@@ -138,7 +138,7 @@ static void on_request(struct emu_loop *loop, int fd, uint32_t events, void *dat
             struct emu_hc_request head;
 
             memcpy(&head, buf, EMU_HC_REQUEST_HEADER);
-            if ((head.op == EMU_HC_EVT_UNMASK || head.op == EMU_HC_EVT_UNMASK_MANY) &&
+            if ((head.op == EMU_HC_EVT_UNMASK || head.op == EMU_HC_EVT_UNMASK_MANY || head.op == EMU_HC_GNT_UNMAP) &&
                 (head.flags & EMU_HC_NO_REPLY)) {
                 for (i = 0; i < nout; i++)
                     close(out_fds[i]);

@@ -51,7 +51,9 @@ enum emu_hc_op {
 #define EMU_HC_WRITABLE 1u /* share: grantee may write; map: map writable */
 /* unmask, unmask-many: one-way, no reply: unmask of a port not the handle's is ignored
  * as a write to /dev/xen/evtchn is, so there is nothing to answer; saves a
- * round trip to the emulator per delivered event. */
+ * round trip to the emulator per delivered event.  unmap: likewise, as
+ * munmap() of a gntdev mapping reports nothing of the hypervisor's; saves
+ * the PV monitor a round trip per name page it checks. */
 #define EMU_HC_NO_REPLY 2u
 
 struct emu_hc_request {

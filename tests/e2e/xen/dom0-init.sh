@@ -73,6 +73,7 @@ check live 45
 # ---- domain, host and device figures against xl, sysfs and xentop
 . /figures.sh
 figures_checks
+agent_against_xentop
 
 xenstats vcpu "$DOMID" >/tmp/vcpu.out 2>/tmp/vcpu.err
 rc=$?

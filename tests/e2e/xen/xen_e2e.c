@@ -13,8 +13,14 @@
  *                                    FILE (busybox's static wget crashes)
  *   xen_e2e check PHASE DOMID SNAPSHOT.json METRICS.txt
  *                                    dom0: PHASE live | withdrawn | gone
+ *   xen_e2e pread-watch STOP FILE... dom0: open each file, read it with
+ *                                    pread() at offset 0, and once STOP
+ *                                    exists print "FILE FIRST A B C": the
+ *                                    first pread, the last, a read of the
+ *                                    file opened anew, and a pread again
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
@@ -637,6 +643,55 @@ static int flat(const char *json_path)
     return 0;
 }
 
+/* A counter file's value from a read at offset 0, or -1. */
+static long long counter_at0(int fd)
+{
+    char buf[64];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return strtoll(buf, NULL, 10);
+}
+
+/*
+ * What the agent relies on: a sysfs counter file kept open gives its
+ * current value to each pread() at offset 0.  The files are opened at
+ * once and read back after STOP appears (the traffic is done), next to a
+ * read of each file opened anew.
+ */
+static int pread_watch(const char *stop, int nr, char **files)
+{
+    int fds[64], r = 0;
+    long long first[64];
+
+    if (nr > 64)
+        return 2;
+    for (int i = 0; i < nr; i++) {
+        fds[i] = open(files[i], O_RDONLY | O_CLOEXEC);
+        first[i] = fds[i] >= 0 ? counter_at0(fds[i]) : -1;
+    }
+    for (int t = 0; t < 3000 && access(stop, F_OK) != 0; t++)
+        usleep(100000);
+    for (int i = 0; i < nr; i++) {
+        long long a = fds[i] >= 0 ? counter_at0(fds[i]) : -1, b = -1, c;
+        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+
+        if (fd >= 0) {
+            b = counter_at0(fd);
+            close(fd);
+        }
+        c = fds[i] >= 0 ? counter_at0(fds[i]) : -1;
+        printf("%s %lld %lld %lld %lld\n", files[i], first[i], a, b, c);
+        if (first[i] < 0 || a < 0 || b < 0 || c < 0)
+            r = 1;
+        if (fds[i] >= 0)
+            close(fds[i]);
+    }
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "flat"))
@@ -649,6 +704,9 @@ int main(int argc, char **argv)
         return bench((uint32_t)atoi(argv[2]), atoi(argv[3]));
     if (argc == 6 && !strcmp(argv[1], "check"))
         return check(argv[2], (uint32_t)atoi(argv[3]), argv[4], argv[5]);
-    fprintf(stderr, "usage: xen_e2e adhoc-guest | bench DOMID ROUNDS | check PHASE DOMID SNAPSHOT METRICS | flat SNAPSHOT\n");
+    if (argc >= 4 && !strcmp(argv[1], "pread-watch"))
+        return pread_watch(argv[2], argc - 3, argv + 3);
+    fprintf(stderr, "usage: xen_e2e adhoc-guest | bench DOMID ROUNDS | check PHASE DOMID SNAPSHOT METRICS | flat SNAPSHOT | "
+                    "pread-watch STOP FILE...\n");
     return 2;
 }
