@@ -2,7 +2,7 @@
 # Convenience targets; meson is the build system.
 BUILD ?= build
 
-.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod \
+.PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod e2e-units \
 	xen-tree xen-tree-e2e xen-cross-arm64 xen-rewrite-test
 
 all:
@@ -87,3 +87,10 @@ kmod-checkpatch:
 # vbd loads the module (tests/e2e/kmod/run.sh; logs in build-e2e/logs).
 e2e-kmod:
 	tests/e2e/kmod/run.sh
+
+# The agent's unit on a real Debian 12 dom0 booted by systemd under QEMU:
+# a debootstrap'd root (cached in build-e2e/units/base) with Debian's Xen,
+# kernel and initramfs, this tree's agent and unit; two boots
+# (tests/e2e/units/run.sh; logs in build-e2e/logs/units-*).
+e2e-units:
+	tests/e2e/units/run.sh

@@ -26,6 +26,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +93,9 @@ static void usage(FILE *f)
             "                            (default %d, 4 KiB each)\n"
             "      --web-config FILE     TLS and basic auth, in the Prometheus exporter-toolkit's\n"
             "                            web configuration format (see xenstats-agent(1))\n"
+            "      --wait-for-host DURATION  wait at most DURATION for the host at start (on\n"
+            "                            Xen: /dev/xen/privcmd, and xenstore answering),\n"
+            "                            saying what is missing (default 0: fail at once)\n"
             "      --list-metrics        print the metrics reference (Markdown) and exit\n"
             "  -h, --help                show this help\n\n"
             "Logs go to standard error; -v for more.  SIGINT/SIGTERM stop it cleanly.\n",
@@ -764,6 +768,7 @@ struct options {
     struct sockaddr_storage addr;
     bool v6;
     uint64_t timeout_ns;
+    uint64_t wait_ns; /* --wait-for-host */
 };
 
 /* -1 to go on, else the exit status (--help, --list-metrics, a usage error). */
@@ -774,7 +779,8 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         {"timeout", required_argument, NULL, 't'}, {"no-toolstack", no_argument, NULL, 'N'},
         {"list-metrics", no_argument, NULL, 'M'},  {"help", no_argument, NULL, 'h'},
         {"web-config", required_argument, NULL, 'W'}, {"pv-max-sets", required_argument, NULL, 'S'},
-        {"pv-max-pages", required_argument, NULL, 'P'}, {NULL, 0, NULL, 0},
+        {"pv-max-pages", required_argument, NULL, 'P'}, {"wait-for-host", required_argument, NULL, 'H'},
+        {NULL, 0, NULL, 0},
     };
     int c;
 
@@ -786,12 +792,18 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         case 'i':
             if (parse_duration_ns(optarg, &a->interval_ns) < 0 || a->interval_ns < 100000000ULL ||
                 a->interval_ns > 3600000000000ULL)
-                return fail(CMD, "--interval %s: expected a duration between 100ms and 1h", optarg);
+            {
+                fail(CMD, "--interval %s: expected a duration between 100ms and 1h", optarg);
+                return 2;
+            }
             break;
         case 't':
             if (parse_duration_ns(optarg, &o->timeout_ns) < 0 || o->timeout_ns < 1000000ULL ||
                 o->timeout_ns > 60000000000ULL)
-                return fail(CMD, "--timeout %s: expected a duration between 1ms and 60s", optarg);
+            {
+                fail(CMD, "--timeout %s: expected a duration between 1ms and 60s", optarg);
+                return 2;
+            }
             break;
         case 'N':
             co->create_stats_node = false;
@@ -803,12 +815,19 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         case 'P': {
             uint64_t v;
 
-            if (parse_u64(optarg, 1000000, &v) < 0 || !v)
-                return fail(CMD, "--pv-max-%s %s: expected a number from 1 to 1000000", c == 'S' ? "sets" : "pages",
-                            optarg);
+            if (parse_u64(optarg, 1000000, &v) < 0 || !v) {
+                fail(CMD, "--pv-max-%s %s: expected a number from 1 to 1000000", c == 'S' ? "sets" : "pages", optarg);
+                return 2;
+            }
             *(c == 'S' ? &a->pv_max_sets : &a->pv_max_pages) = (uint32_t)v;
             break;
         }
+        case 'H':
+            if (parse_duration_ns(optarg, &o->wait_ns) < 0 || o->wait_ns > 3600000000000ULL) {
+                fail(CMD, "--wait-for-host %s: expected a duration up to 1h", optarg);
+                return 2;
+            }
+            break;
         case 'M':
             export_metrics_reference(stdout);
             return 0;
@@ -820,10 +839,14 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
             return 2;
         }
     }
-    if (optind < argc)
-        return fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
-    if (parse_listen(o->listen_arg, &o->addr, &o->v6) < 0)
-        return fail(CMD, "--listen %s: expected ADDRESS:PORT, e.g. 127.0.0.1:9740 or [::1]:9740", o->listen_arg);
+    if (optind < argc) {
+        fail(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
+        return 2;
+    }
+    if (parse_listen(o->listen_arg, &o->addr, &o->v6) < 0) {
+        fail(CMD, "--listen %s: expected ADDRESS:PORT, e.g. 127.0.0.1:9740 or [::1]:9740", o->listen_arg);
+        return 2;
+    }
     co->pv_max_live_sets = a->pv_max_sets;
     co->pv_max_mapped_pages = a->pv_max_pages;
     if (o->timeout_ns * 2 > a->interval_ns)
@@ -875,6 +898,88 @@ static int load_web_config(struct agent *a, const char *path, struct MHD_OptionI
         tls_opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, a->web->client_ca_pem};
     tls_opts[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     return -1;
+}
+
+/*
+ * Does xenstore answer?  In a child, for a bounded time: in dom0, a request
+ * through /dev/xen/xenbus before xenstored runs waits for good.
+ */
+static bool xenstore_answers(void)
+{
+    pid_t pid = fork();
+    int status, i;
+
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        struct xenstats_host *host = xenstats_host_open(XENSTATS_BACKEND_XEN);
+        char buf[16];
+        int r;
+
+        if (!host)
+            _exit(1);
+        /* an absent key is an answer too */
+        r = xenstats_host_read_domain_key(host, xenstats_host_self_domid(host), "domid", buf, sizeof(buf));
+        _exit(r >= 0 || r == -ENOENT ? 0 : 1);
+    }
+    for (i = 0; i < 40; i++) { /* 2 s */
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        sleep_ns(50000000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return false;
+}
+
+/* What the host still lacks for the agent to start, or NULL. */
+static const char *host_missing(void)
+{
+    struct xenstats_host *host;
+
+    if (global.backend == XENSTATS_BACKEND_XEN ||
+        (global.backend == XENSTATS_BACKEND_AUTO && !getenv("XENSTATS_EMU_DIR"))) {
+        if (access("/dev/xen/privcmd", F_OK) < 0 && access("/proc/xen/privcmd", F_OK) < 0)
+            return "/dev/xen/privcmd is not there (the Xen drivers are not loaded yet, or this is not a Xen "
+                   "control domain)";
+        if (!xenstore_answers())
+            return "xenstore does not answer (xenstored has not started yet)";
+        return NULL;
+    }
+    /* the library's own error, every half second, would say it again */
+    xenstats_set_log(NULL, XENSTATS_LOG_ERROR, NULL);
+    host = xenstats_host_open(global.backend);
+    tool_log_init(CMD);
+    if (!host)
+        return "the emulated host is not running";
+    xenstats_host_close(host);
+    return NULL;
+}
+
+/*
+ * --wait-for-host: at boot the agent may start before Xen's services have
+ * loaded the drivers and started xenstored (docs/packaging.md, "The
+ * units").  Wait for them at most wait_ns, saying what is missing; 0, or
+ * the exit status after saying why not.
+ */
+static int wait_for_host(uint64_t wait_ns)
+{
+    uint64_t start = monotonic_ns();
+    const char *missing, *said = NULL;
+
+    while ((missing = host_missing())) {
+        if (missing != said)
+            log_warning("waiting at most %.0f s for the host: %s", (double)wait_ns / 1e9, missing);
+        said = missing;
+        if (monotonic_ns() - start >= wait_ns) {
+            fail(CMD, "gave up after %.0f s: %s", (double)wait_ns / 1e9, missing);
+            return 1;
+        }
+        sleep_ns(500000000);
+    }
+    if (said)
+        log_warning("the host is ready after %.1f s", (double)(monotonic_ns() - start) / 1e9);
+    return 0;
 }
 
 /* The host, the event loop (epoll, the interval's timerfd, SIGINT/SIGTERM's signalfd) and the collector. */
@@ -1013,7 +1118,8 @@ int cmd_agent(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     raise_open_files();
     status = 1;
-    if (open_sampling(&a, &co, o.timeout_ns) == 0 && start_serving(&a, &o, tls_opts) == 0)
+    if ((!o.wait_ns || wait_for_host(o.wait_ns) == 0) && open_sampling(&a, &co, o.timeout_ns) == 0 &&
+        start_serving(&a, &o, tls_opts) == 0)
         status = run(&a, &co);
     close_agent(&a);
     return status;

@@ -20,6 +20,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/part_stat.h>
+#include <linux/percpu-refcount.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <xen/xenbus.h>
@@ -124,6 +125,24 @@ static bool count_inflight(struct request *rq, void *data)
 }
 
 /*
+ * The requests in flight, as blk_mq_in_flight() counts them for
+ * /sys/block/<disk>/stat.  The walk holds a reference on the queue, as
+ * the block layer's own iterators do: blkfront_resume() (after a restore
+ * or a migration) calls blk_mq_update_nr_hw_queues(), which frees tags of
+ * the tag set, but only once the queue is frozen, and a frozen queue has
+ * no reference left.  When none can be taken the queue is frozen or
+ * going away, and nothing is in flight.
+ */
+static void count_queue_inflight(struct inflight *f)
+{
+	if (!queue_is_mq(f->q) || !percpu_ref_tryget(&f->q->q_usage_counter))
+		return;
+	if (f->q->tag_set)
+		blk_mq_tagset_busy_iter(f->q->tag_set, count_inflight, f);
+	percpu_ref_put(&f->q->q_usage_counter);
+}
+
+/*
  * The IEEE 754 binary64 bits of the double nearest to ns / 10^9 (ties to
  * even), by integer arithmetic: the kernel uses no floating point.
  * ns << shift, below 2^84, is held as hi:lo and divided by 10^9 in 32-bit
@@ -177,8 +196,7 @@ static int refresh(struct xenstats_set *set, void *data)
 		mutex_unlock(&dead_lock);
 		return -ENODEV;
 	}
-	if (queue_is_mq(f.q) && f.q->tag_set)
-		blk_mq_tagset_busy_iter(f.q->tag_set, count_inflight, &f);
+	count_queue_inflight(&f);
 	v[BS_READ_IOS] = part_stat_read(part, ios[STAT_READ]);
 	v[BS_READ_MERGES] = part_stat_read(part, merges[STAT_READ]);
 	v[BS_READ_SECTORS] = part_stat_read(part, sectors[STAT_READ]);

@@ -28,7 +28,7 @@ struct netfront_pub {
 	struct list_head node;
 	struct net_device *dev;		/* NULL once unregistered */
 	netdevice_tracker tracker;
-	struct xenstats_set *set;
+	struct xenstats_set *set;	/* NULL while its name is busy */
 	unsigned int first_ethtool, nr_ethtool;
 	u64 *ethtool;
 };
@@ -102,7 +102,8 @@ out:
 	return r;
 }
 
-static void declare_ethtool(struct netfront_pub *pub, struct net_device *dev)
+static void declare_ethtool(struct netfront_pub *pub, struct xenstats_set *set,
+			    struct net_device *dev)
 {
 	const struct ethtool_ops *ops = dev->ethtool_ops;
 	u8 *strings;
@@ -115,11 +116,13 @@ static void declare_ethtool(struct netfront_pub *pub, struct net_device *dev)
 	if (n <= 0 || n > MAX_ETHTOOL)
 		return;
 	strings = kcalloc(n, ETH_GSTRING_LEN, GFP_KERNEL);
-	pub->ethtool = kcalloc(n, sizeof(u64), GFP_KERNEL);
+	if (!pub->ethtool)	/* a second try keeps the first's */
+		pub->ethtool = kcalloc(MAX_ETHTOOL, sizeof(u64), GFP_KERNEL);
 	if (!strings || !pub->ethtool)
 		goto out;
 	ops->get_strings(dev, ETH_SS_STATS, strings);
-	pub->first_ethtool = xenstats_set_count(pub->set);
+	pub->nr_ethtool = 0;
+	pub->first_ethtool = xenstats_set_count(set);
 	for (i = 0; i < n; i++) {
 		char name[ETH_GSTRING_LEN + sizeof("_total")];
 
@@ -127,7 +130,7 @@ static void declare_ethtool(struct netfront_pub *pub, struct net_device *dev)
 		snprintf(name, sizeof(name), "%.*s_total", ETH_GSTRING_LEN,
 			 (char *)strings + i * ETH_GSTRING_LEN);
 		/* Only a complete list keeps the indices of the driver's. */
-		if (xenstats_set_declare(pub->set, name, XENSTATS_U64) < 0) {
+		if (xenstats_set_declare(set, name, XENSTATS_U64) < 0) {
 			pr_warn("%s: ethtool statistic %d not published\n",
 				dev->name, i);
 			goto out;
@@ -138,49 +141,69 @@ out:
 	kfree(strings);
 }
 
+/*
+ * Under RTNL, @pub on pubs with no set: its set, declared and published.
+ * -EEXIST when the set of an interface of the same name that just went
+ * (a vif detached and attached again, a rename and back) is still being
+ * withdrawn, which may take 2 s: reap_fn() tries again once it is gone.
+ */
+static int publish_dev(struct netfront_pub *pub)
+{
+	struct net_device *dev = pub->dev;
+	char name[sizeof("net ") + IFNAMSIZ];
+	struct xenstats_set *set;
+	unsigned int i;
+	int r;
+
+	snprintf(name, sizeof(name), "net %s", dev->name);
+	set = xenstats_set_add(provider, name, refresh, pub);
+	if (IS_ERR(set))
+		return PTR_ERR(set);
+	for (i = 0; i < ARRAY_SIZE(link_stats); i++) {
+		r = xenstats_set_declare(set, link_stats[i].name,
+					 XENSTATS_U64);
+		if (r < 0)
+			goto fail;
+	}
+	r = xenstats_set_declare(set, "queues", XENSTATS_U64);
+	if (r < 0)
+		goto fail;
+	declare_ethtool(pub, set, dev);
+	r = xenstats_set_publish(set);
+	if (r)
+		goto fail;
+	mutex_lock(&pub_lock);
+	pub->set = set;
+	mutex_unlock(&pub_lock);
+	return 0;
+
+fail:
+	xenstats_set_withdraw(set);	/* after it, no refresh runs */
+	pub->nr_ethtool = 0;
+	return r;
+}
+
 /* Under RTNL, from the notifier. */
 static void add_dev(struct net_device *dev)
 {
 	struct netfront_pub *pub = kzalloc(sizeof(*pub), GFP_KERNEL);
-	char name[sizeof("net ") + IFNAMSIZ];
-	unsigned int i;
-	int r = -ENOMEM;
+	int r;
 
-	if (!pub)
-		goto fail;
-	snprintf(name, sizeof(name), "net %s", dev->name);
-	pub->set = xenstats_set_add(provider, name, refresh, pub);
-	if (IS_ERR(pub->set)) {
-		r = PTR_ERR(pub->set);
-		goto fail;
+	if (!pub) {
+		pr_warn("%s: cannot publish: %d\n", dev->name, -ENOMEM);
+		return;
 	}
-	for (i = 0; i < ARRAY_SIZE(link_stats); i++) {
-		r = xenstats_set_declare(pub->set, link_stats[i].name,
-					 XENSTATS_U64);
-		if (r < 0)
-			goto fail_set;
-	}
-	r = xenstats_set_declare(pub->set, "queues", XENSTATS_U64);
-	if (r < 0)
-		goto fail_set;
-	declare_ethtool(pub, dev);
 	netdev_hold(dev, &pub->tracker, GFP_KERNEL);
 	mutex_lock(&pub_lock);
 	pub->dev = dev;
 	list_add_tail(&pub->node, &pubs);
 	mutex_unlock(&pub_lock);
-	r = xenstats_set_publish(pub->set);
-	if (r)
-		pr_warn("%s: not published: %d\n", dev->name, r);
-	return;
-
-fail_set:
-	xenstats_set_withdraw(pub->set);
-fail:
-	if (pub)
-		kfree(pub->ethtool);
-	kfree(pub);
-	pr_warn("%s: cannot publish: %d\n", dev->name, r);
+	r = publish_dev(pub);
+	if (r == -EEXIST)
+		pr_info("%s: its name is busy with a withdrawal: published after it\n",
+			dev->name);
+	else if (r)
+		pr_warn("%s: cannot publish: %d\n", dev->name, r);
 }
 
 /*
@@ -213,6 +236,7 @@ static void remove_dev(struct net_device *dev)
 static void reap_fn(struct work_struct *work)
 {
 	struct netfront_pub *pub;
+	int r;
 
 	for (;;) {
 		mutex_lock(&pub_lock);
@@ -223,10 +247,24 @@ static void reap_fn(struct work_struct *work)
 		mutex_unlock(&pub_lock);
 		if (!pub)
 			break;
-		xenstats_set_withdraw(pub->set);
+		xenstats_set_withdraw(pub->set);	/* accepts NULL */
 		kfree(pub->ethtool);
 		kfree(pub);
 	}
+	/*
+	 * Their names are free: the interfaces that waited for them.  RTNL
+	 * keeps pubs as it is (only the notifier changes it) and each of
+	 * its devices registered.
+	 */
+	rtnl_lock();
+	list_for_each_entry(pub, &pubs, node) {
+		if (pub->set)
+			continue;
+		r = publish_dev(pub);
+		if (r && r != -EEXIST)	/* -EEXIST: another reap comes */
+			pr_warn("%s: cannot publish: %d\n", pub->dev->name, r);
+	}
+	rtnl_unlock();
 }
 
 static bool published(struct net_device *dev)

@@ -20,6 +20,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
@@ -49,6 +50,19 @@ struct xenstats_provider {
 	bool key_written;
 };
 
+/*
+ * What the value setters reach, which may run in any context and so take no
+ * lock: set under xenstats_lock when the pages are granted, cleared before
+ * they are given back, and read under RCU.  descs is fixed by then
+ * (declaring is refused once publishing is wanted) and freed only with
+ * the set.
+ */
+struct set_values {
+	unsigned int count;
+	const struct xen_pv_stats_name_type *descs;
+	u8 *pages[MAX_PAGES];
+};
+
 struct xenstats_set {
 	struct list_head node;		/* in provider->sets */
 	struct xenstats_provider *provider;
@@ -69,6 +83,7 @@ struct xenstats_set {
 	struct page *value_pages[MAX_PAGES];
 	grant_ref_t name_refs[MAX_PAGES];
 	grant_ref_t value_refs[MAX_PAGES];
+	struct set_values __rcu *values;
 	domid_t monitor;
 	evtchn_port_t port;
 	int irq;
@@ -216,10 +231,43 @@ static int read_self_domid(domid_t *ret)
 	return r;
 }
 
+/* The setters' view of the granted pages, once they are all there. */
+static int share_values(struct xenstats_set *set)
+{
+	struct set_values *v = kzalloc(sizeof(*v), GFP_KERNEL);
+	unsigned int i;
+
+	if (!v)
+		return -ENOMEM;
+	v->count = set->count;
+	v->descs = set->descs;
+	for (i = 0; i < set->nr_pages; i++)
+		v->pages[i] = page_address(set->value_pages[i]);
+	rcu_assign_pointer(set->values, v);
+	return 0;
+}
+
+/*
+ * No setter writes a page any more once this returns: the setters read
+ * set->values under RCU, so after a grace period none holds the old one.
+ */
+static void unshare_values(struct xenstats_set *set)
+{
+	struct set_values *v;
+
+	v = rcu_replace_pointer(set->values, NULL,
+				lockdep_is_held(&xenstats_lock));
+	if (!v)
+		return;
+	synchronize_rcu();
+	kfree(v);
+}
+
 static void end_grants(struct xenstats_set *set)
 {
 	unsigned int i;
 
+	unshare_values(set);
 	/* The pages go with the grants, when the monitor has unmapped them. */
 	for (i = 0; i < set->nr_pages; i++) {
 		if (set->name_pages[i])
@@ -319,9 +367,11 @@ static int publish_locked(struct xenstats_set *set)
 	if (r)
 		return r;
 	r = grant_pages(set);
+	if (!r)
+		r = share_values(set);	/* the setters write the granted pages */
 	if (r)
 		goto fail_grants;
-	set->published = true;	/* the setters write the granted pages */
+	set->published = true;
 	mutex_lock(&set->answer_lock);
 	if (set->refresh && set->refresh(set, set->data))
 		pr_debug("%s: first refresh failed\n", set->path);
@@ -673,30 +723,44 @@ void xenstats_set_withdraw(struct xenstats_set *set)
 }
 EXPORT_SYMBOL_GPL(xenstats_set_withdraw);
 
-static u8 *value_entry(struct xenstats_set *set, unsigned int index, u8 type)
+/*
+ * The setters take no lock and may run in any context (a timer, an
+ * interrupt handler, while the set is withdrawn or published again):
+ * they reach the pages only through set->values, under RCU, and
+ * end_grants() waits for a grace period before it gives the pages back.
+ * Only the set itself must still exist.  Under rcu_read_lock(): the
+ * entry, or NULL with *err set.
+ */
+static u8 *entry_locked(struct xenstats_set *set, unsigned int index, u8 type,
+			int *err)
 {
-	struct page *page;
+	const struct set_values *v = rcu_dereference(set->values);
 
-	if (index >= set->count || set->descs[index].type != type)
+	if (!v) {
+		*err = -ENODEV;	/* not published: nothing to write into */
 		return NULL;
-	page = READ_ONCE(set->value_pages[index / XEN_PV_STATS_PER_PAGE]);
-	if (!page)
+	}
+	if (index >= v->count || v->descs[index].type != type) {
+		*err = -EINVAL;
 		return NULL;
-	return (u8 *)page_address(page) +
+	}
+	return v->pages[index / XEN_PV_STATS_PER_PAGE] +
 	       (index % XEN_PV_STATS_PER_PAGE) * XEN_PV_STATS_ENTRY_SIZE;
 }
 
 static int put_le64(struct xenstats_set *set, unsigned int index, u8 type,
 		    u64 value)
 {
-	u8 *e = value_entry(set, index, type);
+	int r = 0;
+	u8 *e;
 
-	if (!e)
-		return index < set->count && set->descs[index].type == type ?
-		       -ENODEV : -EINVAL;
-	/* little endian on the wire whatever this CPU's order */
-	WRITE_ONCE(*(__le64 *)e, cpu_to_le64(value));
-	return 0;
+	rcu_read_lock();
+	e = entry_locked(set, index, type, &r);
+	if (e)
+		/* little endian on the wire whatever this CPU's order */
+		WRITE_ONCE(*(__le64 *)e, cpu_to_le64(value));
+	rcu_read_unlock();
+	return r;
 }
 
 int xenstats_set_u64(struct xenstats_set *set, unsigned int index, u64 value)
@@ -721,8 +785,9 @@ EXPORT_SYMBOL_GPL(xenstats_set_double_bits);
 int xenstats_set_ascii(struct xenstats_set *set, unsigned int index,
 		       const char *value)
 {
-	u8 *e = value_entry(set, index, XEN_PV_STATS_TYPE_ASCII);
 	size_t len, i;
+	int r = 0;
+	u8 *e;
 
 	if (!value)
 		return -EINVAL;
@@ -732,11 +797,12 @@ int xenstats_set_ascii(struct xenstats_set *set, unsigned int index,
 	for (i = 0; i < len; i++)
 		if (!name_char_ok(value[i]))
 			return -EINVAL;
-	if (!e)
-		return -EINVAL;
-	for (i = 0; i < XEN_PV_STATS_ENTRY_SIZE; i++)
+	rcu_read_lock();
+	e = entry_locked(set, index, XEN_PV_STATS_TYPE_ASCII, &r);
+	for (i = 0; e && i < XEN_PV_STATS_ENTRY_SIZE; i++)
 		WRITE_ONCE(e[i], i < len ? (u8)value[i] : 0);
-	return 0;
+	rcu_read_unlock();
+	return r;
 }
 EXPORT_SYMBOL_GPL(xenstats_set_ascii);
 

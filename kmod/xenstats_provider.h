@@ -12,8 +12,15 @@
  *
  * Conventions: functions returning a pointer return an ERR_PTR() on
  * failure; functions returning int return 0 (or an index) or a negative
- * errno.  Every function may sleep, except the value setters, which may
- * be called from any context but are meant for the refresh callback.
+ * errno.  Every function may sleep, except the value setters.
+ *
+ * The value setters may be called from any context (process, softirq,
+ * hardirq; while the module withdraws or publishes the set again after a
+ * restore) as long as the set exists, that is until
+ * xenstats_set_withdraw() is called: they take no lock and write the
+ * granted pages under RCU, which the module waits for before it gives
+ * the pages back.  Only values set in the refresh callback reach the
+ * monitor as one consistent sample.
  */
 #ifndef XENSTATS_PROVIDER_H
 #define XENSTATS_PROVIDER_H
@@ -77,7 +84,11 @@ int xenstats_set_publish(struct xenstats_set *set);
  */
 void xenstats_set_withdraw(struct xenstats_set *set);
 
-/* Value setters: -EINVAL for a bad index or a type mismatch. */
+/*
+ * Value setters: 0; -EINVAL for a bad index or a type mismatch; -ENODEV
+ * while the set is not published (nothing is granted: the value is
+ * dropped, and the refresh callback sets it when the set is published).
+ */
 int xenstats_set_u64(struct xenstats_set *set, unsigned int index, u64 value);
 int xenstats_set_s64(struct xenstats_set *set, unsigned int index, s64 value);
 /* The IEEE 754 binary64 bits of a double: the kernel has no FPU use. */

@@ -6,20 +6,23 @@
 # xen-blkfront, and the dom0 image with the backends, a bridge, libxl's
 # save helper, busybox hotplug scripts and the test programs.
 # Needs tests/e2e/xen/install.sh to have run.
+# KMOD_BUILT=DIR: the modules already built in DIR (xenstats.ko and
+# example/xenstats_example.ko, e.g. an older tree's, to see a check fail).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
 PKGROOT=$E2E_DIR/pkgroot
 MB=$E2E_DIR/meson
-IMG=$E2E_DIR/kmod/img
+IMG=${KMOD_IMG:-$E2E_DIR/kmod/img}
 [ -f "$PKGROOT/.complete" ] || { echo "kmod e2e build: run tests/e2e/xen/install.sh first" >&2; exit 1; }
 KVER=$(basename "$(ls -d "$PKGROOT"/lib/modules/* | head -1)")
 # shellcheck source=tests/e2e/initramfs.sh
 . "$HERE/../initramfs.sh"
 
-E2E_DIR=$E2E_DIR "$ROOT/scripts/kmod-build.sh" all >/dev/null
-modinfo -F vermagic "$ROOT/kmod/xenstats.ko" | grep -q "^$KVER " ||
+KM=${KMOD_BUILT:-$ROOT/kmod}
+[ -n "${KMOD_BUILT:-}" ] || E2E_DIR=$E2E_DIR "$ROOT/scripts/kmod-build.sh" all >/dev/null
+modinfo -F vermagic "$KM/xenstats.ko" | grep -q "^$KVER " ||
     { echo "kmod e2e build: xenstats.ko is not built for $KVER" >&2; exit 1; }
 
 [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
@@ -43,7 +46,7 @@ initramfs_xenstore_cli "$DU"
 initramfs_bin "$DU" "$MB/xenstats" /usr/bin/xenstats
 initramfs_bin "$DU" "$MB/tests/pvstats/pv_test_provider" /usr/bin/pv_test_provider
 initramfs_modules "$DU" xen-evtchn xen-gntalloc xen-gntdev xen-netfront xen-blkfront
-cp "$ROOT/kmod/xenstats.ko" "$ROOT/kmod/example/xenstats_example.ko" "$DU/modules/"
+cp "$KM/xenstats.ko" "$KM/example/xenstats_example.ko" "$DU/modules/"
 install -m755 "$HERE/domu-init.sh" "$DU/init"
 initramfs_pack "$DU" "$IMG/domu.cpio"
 
@@ -58,12 +61,15 @@ initramfs_bin "$D0" "$MB/kmod_e2e" /usr/bin/kmod_e2e
 initramfs_backends "$D0"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
+# page_poison=1: the guest's kernel fills freed pages and checks them when
+# it hands them out again: a write into a freed page (a value setter racing
+# a withdrawal) is reported as "pagealloc: memory corruption".
 cat >"$D0/domu/domu.cfg" <<CFG
 name = "domu1"
 type = "pv"
 kernel = "/domu/vmlinuz"
 ramdisk = "/domu/initrd"
-extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests"
+extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests page_poison=1"
 memory = 128
 maxmem = 128
 vcpus = 2

@@ -48,7 +48,7 @@ leak() {
         "unevictable_kb=$(awk '/^Unevictable:/ {print $2}' /proc/meminfo)"
 }
 oops() { # WARN, BUG, oops in the kernel log: count
-    dmesg | grep -cE "WARNING:|BUG:|Oops|kernel BUG|Call Trace|general protection|refcount_t:"
+    dmesg | grep -cE "WARNING:|BUG:|Oops|kernel BUG|Call Trace|general protection|refcount_t:|corruption"
 }
 stop() { # stop PROGRAM: SIGTERM (it withdraws its sets), then wait 15 s
     pids=$(pidof "$1")
@@ -63,7 +63,18 @@ run() {
     case $1 in
     load) shift; insmod /modules/xenstats.ko "$@" 2>&1; echo "rc=$?" ;;
     unload) rmmod xenstats 2>&1; echo "rc=$?" ;;
-    example) insmod /modules/xenstats_example.ko count="$2" 2>&1; echo "rc=$?" ;;
+    example) insmod /modules/xenstats_example.ko count="$2" ${3:+timer_us=$3} 2>&1; echo "rc=$?" ;;
+    rename) # eth0 to tmp0 and back at once
+        ip link set eth0 down && ip link set eth0 name tmp0 && ip link set tmp0 name eth0 && ip link set eth0 up
+        echo "rc=$?" ;;
+    ifname) ls /sys/class/net | grep -v '^lo$' | tr '\n' ' '; cat /sys/class/net/eth0/address 2>/dev/null ;;
+    iostart) # direct reads and writes of xvda until iostop
+        (while [ ! -f /tmp/iostop ]; do
+            dd if=/dev/xvda of=/dev/null bs=4k count=512 iflag=direct 2>/dev/null
+            dd if=/dev/zero of=/dev/xvda bs=4k seek=2048 count=128 oflag=direct 2>/dev/null
+        done) >/dev/null 2>&1 &
+        echo "pid=$!" ;;
+    iostop) touch /tmp/iostop; sleep 2; rm -f /tmp/iostop; echo "rc=0" ;;
     unexample) rmmod xenstats_example 2>&1; echo "rc=$?" ;;
     figures) figures ;;
     leak) leak ;;
