@@ -61,7 +61,7 @@ static void usage(FILE *f)
             "      --dom0-vcpus N     vCPUs of Domain-0 (default 2)\n"
             "  -m, --memory SIZE      the host's memory (default 256G)\n"
             "      --dom0-memory SIZE Domain-0's memory (default 1G)\n"
-            "      --xs-quota-nodes N xenstore nodes a guest may own (xenstored's --entry-nb;\n"
+            "      --xs-quota-nodes N xenstore nodes a guest may own (xenstored's node quota;\n"
             "                         default 1000)\n"
             "      --duration DURATION  exit after this long (default: run until SIGINT/SIGTERM)\n"
             "  -h, --help             show this help\n\n"
