@@ -24,10 +24,12 @@ struct xenstats_vcpu_map *tool_vcpu_map_open(struct xenstats_host *host, uint32_
     if (map)
         return map;
     err = errno;
-    /* Xen refuses acquire_resource on the caller's own domain whatever the
-     * type, so for our own vCPUs the hypercall is the only way on Xen. */
-    self = err == EPERM && domid == xenstats_host_self_domid(host) &&
-           xenstats_host_backend(host) == XENSTATS_BACKEND_XEN;
+    /* Our own domain's table is asked for as DOMID_SELF: a hypervisor
+     * without the series refuses that with ESRCH, an older series with
+     * EPERM, a patched Xen that lets only the hardware domain map its own
+     * table with EPERM too.  Whatever the refusal, the hypercall still
+     * gives our own vCPUs' running time, as xentop shows it. */
+    self = domid == xenstats_host_self_domid(host) && xenstats_host_backend(host) == XENSTATS_BACKEND_XEN;
     if (err != EOPNOTSUPP && !self) {
         errno = err;
         return NULL;

@@ -113,7 +113,7 @@ xentop_checks() {
     xl rename domu1 "$long" || say "xl rename failed"
     xentop_pair extra xenstats-xentop -b -i 2 -d 1 -f -n -x -v -r
     rc=$?
-    grep -q " $long " "/tmp/ours-extra.txt" || { say "no $long in -f's output"; rc=1; }
+    grep -q "^ *$long " "/tmp/ours-extra.txt" || { say "no $long in -f's output"; rc=1; }
     xl rename "$long" domu1 || say "xl rename back failed"
     res figures-xentop-full $rc "xenstats-xentop -f -n -x -v -r: Debian's xentop's whole names, vCPU, network and disk lines"
 }
