@@ -13,6 +13,7 @@
 #include <gnutls/gnutls.h>
 
 #include "http_auth.h"
+#include "http_guard.h"
 
 #define DIGEST 32 /* HMAC-SHA-256 */
 
@@ -237,17 +238,11 @@ static void refill(struct bucket *b, unsigned int burst, uint64_t every, uint64_
     }
 }
 
-/* The client's address as 16 bytes: IPv4 as IPv4-mapped IPv6, IPv6 cut to its /64, else zeros. */
+/* The client's address as a budget's key: one host often holds a whole
+ * IPv6 /64, and its addresses share a budget. */
 static void client_key(const struct sockaddr *addr, socklen_t len, uint8_t key[16])
 {
-    memset(key, 0, 16);
-    if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
-        key[10] = key[11] = 0xff;
-        memcpy(key + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-    } else if (addr && addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        /* one host often holds a whole /64: its addresses share a budget */
-        memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, 8);
-    }
+    http_client_key(addr, len, 8, key);
 }
 
 /*

@@ -24,16 +24,20 @@ struct http_guard {
     struct http_guard_stats stats;
 };
 
-/* The client's address as 16 bytes: IPv4 as IPv4-mapped IPv6. */
-static void client_key(const struct sockaddr *addr, socklen_t len, uint8_t key[16])
+void http_client_key(const struct sockaddr *addr, socklen_t len, size_t v6_bytes, uint8_t key[16])
 {
     memset(key, 0, 16);
     if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
         key[10] = key[11] = 0xff;
         memcpy(key + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
     } else if (addr && addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+        memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, v6_bytes < 16 ? v6_bytes : 16);
     }
+}
+
+static void client_key(const struct sockaddr *addr, socklen_t len, uint8_t key[16])
+{
+    http_client_key(addr, len, 16, key);
 }
 
 struct http_guard *http_guard_new(const struct http_guard_limits *limits)

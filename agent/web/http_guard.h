@@ -41,6 +41,10 @@ struct http_guard_stats {
 struct http_guard;
 struct http_guard_conn;
 
+/* The client's address as 16 bytes: IPv4 as IPv4-mapped IPv6, IPv6 cut to
+ * its first V6_BYTES (16: the whole address), anything else zeros. */
+void http_client_key(const struct sockaddr *addr, socklen_t len, size_t v6_bytes, uint8_t key[16]);
+
 struct http_guard *http_guard_new(const struct http_guard_limits *limits);
 void http_guard_free(struct http_guard *g); /* accepts NULL */
 
