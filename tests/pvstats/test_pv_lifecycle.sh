@@ -73,6 +73,9 @@ def agent_figures():
         except FileNotFoundError:
             continue
         if target not in tcp:
+            # the device files the agent keeps open follow the guest's domid
+            # across restore and migration: the same files, another number
+            target = re.sub(r"(vbd-|vif-|/vif)\d+([-.])", r"\1D\2", target)
             fds.append(re.sub(r"\[\d+\]", "", target))
     fds.sort()
     rss = next(int(l.split()[1]) for l in open(f"/proc/{agent}/status") if l.startswith("VmRSS:"))
