@@ -753,7 +753,11 @@ struct export_snapshot *collector_snapshot(struct collector *c, const struct exp
     }
     clock_gettime(CLOCK_REALTIME, &wall);
     s->wall = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
-    s->monotonic_ns = now;
+    /* the round's domain figures (CPU time above all) were read at its
+     * start: a rate over two snapshots must divide by the time between
+     * those reads, not between the rounds' ends (a first round that maps
+     * every table ends late, and the next rate came out twice too high) */
+    s->monotonic_ns = c->round_start && c->round_start <= now ? c->round_start : now;
     s->interval = (double)c->opts.interval_ns / 1e9;
     s->backend = xenstats_host_backend(c->host) == XENSTATS_BACKEND_XEN ? "xen" : "emu";
     s->self_domid = xenstats_host_self_domid(c->host);
