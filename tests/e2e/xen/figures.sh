@@ -97,8 +97,11 @@ xentop_pair() {
     say "xentop $*: CPU(sec) tolerance ${x}s; $(wc -l <"/tmp/xentop-$name.txt") lines of xentop's, $(wc -l <"/tmp/ours-$name.txt") of $ours's"
     sed "s/^/XT: xentop $*: /" "/tmp/xentop-$name.txt" "/tmp/xentop-$name.err"
     sed "s/^/XT: $ours $*: /" "/tmp/ours-$name.txt" "/tmp/ours-$name.err"
-    # CPU(%): each over its own second, both within a few ms of each other
-    awk -v tol="$x" -v pct=30 -f /xentop_compare.awk "/tmp/xentop-$name.txt" "/tmp/ours-$name.txt" >"/tmp/xtdiff-$name.txt"
+    # CPU(%): each over its own second, not the same second: a busy 4-vCPU
+    # guest under QEMU's TCG swings from one second to the next (seen 57
+    # points apart at a host load of 9, 2 points at a load of 7), so the
+    # share is checked loosely; CPU(sec) and the counters are the figures
+    awk -v tol="$x" -v pct=75 -f /xentop_compare.awk "/tmp/xentop-$name.txt" "/tmp/ours-$name.txt" >"/tmp/xtdiff-$name.txt"
     rc=$?
     sed 's/^/XT: differs: /' "/tmp/xtdiff-$name.txt"
     return $rc
