@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <xenstats/xenstats.h>
 
@@ -58,14 +59,17 @@ int emu_info_format(const struct xenstats_domain_info *info, char *buf, size_t l
  * would tell, rewritten by the emulator every scheduler tick and mapped
  * read-only by the backend.  A slot is a seqlock: the writer makes seq odd,
  * changes the fields, makes it even again (release); a reader copies the
- * fields between two equal even reads of seq (acquire), retrying a few
- * times.  The file is sparse: slots of domids never used take no memory.
+ * fields between two equal even reads of seq (acquire), spinning a few
+ * times, then sleeping: the writer is a process that the kernel may
+ * preempt between its two stores, for a whole time slice on a loaded
+ * host, so a reader gives up only after about a second.  The file is sparse: slots of domids never used take no memory.
  */
 #define EMU_TABLE_MAGIC 0x31544d4555534b58ULL /* "XKSUEMT1" */
 #define EMU_TABLE_PCPUS 1024u
 #define EMU_TABLE_DOMAINS (XENSTATS_DOMID_MAX + 1u) /* Xen's DOMID_FIRST_RESERVED */
 #define EMU_TABLE_HOST_BYTES 16384u
-#define EMU_TABLE_RETRIES 64
+#define EMU_TABLE_SPINS 64
+#define EMU_TABLE_SLEEPS 10000 /* of 100 us */
 
 struct emu_table_host {
     uint64_t magic;
@@ -122,14 +126,18 @@ static inline void emu_table_write_end(uint64_t *seq)
  */
 static inline int emu_table_read(const void *record, size_t words, void *out)
 {
+    const struct timespec nap = {.tv_nsec = 100000};
     const uint64_t *src = (const uint64_t *)record;
     unsigned char *dst = (unsigned char *)out;
     int tries;
 
-    for (tries = 0; tries < EMU_TABLE_RETRIES; tries++) {
-        uint64_t seq = __atomic_load_n(&src[0], __ATOMIC_ACQUIRE);
+    for (tries = 0; tries < EMU_TABLE_SPINS + EMU_TABLE_SLEEPS; tries++) {
+        uint64_t seq;
         size_t i;
 
+        if (tries >= EMU_TABLE_SPINS)
+            nanosleep(&nap, NULL);
+        seq = __atomic_load_n(&src[0], __ATOMIC_ACQUIRE);
         if (seq & 1)
             continue;
         for (i = 1; i < words; i++) {
