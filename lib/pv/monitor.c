@@ -14,6 +14,7 @@
  * (monitor_sample.c), which call the set's state machine below them
  * (monitor_state.c); see monitor_state.h.
  */
+#include <limits.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -70,13 +71,13 @@ int xenstats_monitor_dispatch(struct xenstats_monitor *monitor, int timeout_ms)
  */
 int xenstats_monitor_sample(struct xenstats_monitor *monitor)
 {
-    uint64_t before = 0, after = 0;
+    /* not the sum of the sets' samples: a set withdrawn during the round
+     * would take its samples with it, and the difference could go
+     * negative and read as an error */
+    uint64_t before = monitor->answers;
     struct mon_domain *d;
     struct xenstats_pv_set *s;
 
-    for (d = monitor->domains; d; d = d->next)
-        for (s = d->sets; s; s = s->next)
-            before += s->samples;
     /* Sets bound a moment ago: let their bind events arrive first. */
     for (;;) {
         uint64_t now = 0, wait = 0;
@@ -104,10 +105,7 @@ int xenstats_monitor_sample(struct xenstats_monitor *monitor)
         if (r < 0 && r != -EINTR)
             return r;
     }
-    for (d = monitor->domains; d; d = d->next)
-        for (s = d->sets; s; s = s->next)
-            after += s->samples;
-    return (int)(after - before);
+    return monitor->answers - before > INT_MAX ? INT_MAX : (int)(monitor->answers - before);
 }
 
 /* ---- construction -------------------------------------------------------- */

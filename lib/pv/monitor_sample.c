@@ -208,6 +208,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
     s->samples++;
+    m->answers++;
     s->last_sample_ns = now;
     s->last_latency_ns = now - s->requested_at;
 }

@@ -148,6 +148,8 @@ struct xenstats_monitor {
     unsigned int introduced; /* @introduceDomain events not yet told */
     int broken; /* -errno once xenstore or the event channel device is gone */
     size_t outstanding;  /* sets in the sampling state */
+    uint64_t answers;    /* samples taken, all sets, ever: counts a round's
+                          * answers even when a set goes during it */
     bool any_dirty;      /* some domain waits for a rescan */
     bool any_urgent;     /* some domain has an urgent set */
     bool timer_dirty;    /* deadlines or rescans changed: re-arm the timer */
