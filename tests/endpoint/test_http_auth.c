@@ -31,6 +31,9 @@ char *__real_crypt_rn(const char *phrase, const char *setting, void *data, int s
 char *__wrap_crypt_rn(const char *phrase, const char *setting, void *data, int size);
 void __real_explicit_bzero(void *s, size_t n);
 void __wrap_explicit_bzero(void *s, size_t n);
+/* what explicit_bzero() becomes with _FORTIFY_SOURCE (Debian's builds) */
+void __real___explicit_bzero_chk(void *s, size_t n, size_t size);
+void __wrap___explicit_bzero_chk(void *s, size_t n, size_t size);
 
 #define MS 1000000ULL
 
@@ -43,10 +46,21 @@ char *__wrap_crypt_rn(const char *phrase, const char *setting, void *data, int s
     return __real_crypt_rn(phrase, setting, data, size);
 }
 
-void __wrap_explicit_bzero(void *s, size_t n)
+static void count_wipe(size_t n)
 {
     wiped[n == 32 ? 0 : n == 256 ? 1 : n == 512 ? 2 : n == sizeof(struct crypt_data) ? 3 : 4]++;
+}
+
+void __wrap_explicit_bzero(void *s, size_t n)
+{
+    count_wipe(n);
     __real_explicit_bzero(s, n);
+}
+
+void __wrap___explicit_bzero_chk(void *s, size_t n, size_t size)
+{
+    count_wipe(n);
+    __real___explicit_bzero_chk(s, n, size);
 }
 
 #ifdef OLD_API /* to show these tests failing on the code before per-client budgets */
