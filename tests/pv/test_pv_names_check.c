@@ -97,6 +97,13 @@ static void setup_domain(struct fixture *f, uint64_t samples, const uint64_t che
     maps = unmaps = failed_maps = pages_mapped = 0;
 }
 
+/* Every set answered with its check due, as complete() marks them. */
+static void all_answered(struct fixture *f)
+{
+    for (int i = 0; i < 3; i++)
+        f->sets[i].names_due = true;
+}
+
 static void test_one_map_for_the_domain(void **state)
 {
     static const uint64_t at[3] = {32, 32, 32};
@@ -104,8 +111,7 @@ static void test_one_map_for_the_domain(void **state)
 
     (void)state;
     setup_domain(&f, 64, at);
-    for (int i = 0; i < 3; i++)
-        f.sets[i].names_due = true;
+    all_answered(&f);
     memset(guest_pages[2], 'z', 10); /* the second set rewrote its names */
     mon_names_check_domain(&f.m, &f.d);
     assert_int_equal(maps, 1);
@@ -131,8 +137,7 @@ static void test_revoked_set_hides_no_rewrite(void **state)
 
     (void)state;
     setup_domain(&f, 64, at);
-    for (int i = 0; i < 3; i++)
-        f.sets[i].names_due = true;
+    all_answered(&f);
     f.sets[0].keys.name_type_ref[0] = REVOKED;
     memset(guest_pages[3], 'z', 10); /* the third set rewrote its names */
     mon_names_check_domain(&f.m, &f.d);
@@ -177,15 +182,13 @@ static void test_not_due_not_mapped(void **state)
 
     (void)state;
     setup_domain(&f, 12, at);
-    for (int i = 0; i < 3; i++)
-        f.sets[i].names_due = true;
+    all_answered(&f);
     mon_names_check_domain(&f.m, &f.d);
     assert_int_equal(maps, 0);
     setup_domain(&f, 16, at);
     f.sets[0].state = XENSTATS_PV_SET_WITHDRAWN;
     f.sets[1].names_rewritten_logged = true;
-    for (int i = 0; i < 3; i++)
-        f.sets[i].names_due = true;
+    all_answered(&f);
     mon_names_check_domain(&f.m, &f.d);
     assert_int_equal(maps, 1);
     assert_int_equal(pages_mapped, 1);
