@@ -504,6 +504,7 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
            r->cpu_scraped, r->rss_mib, r->hwm_mib);
     printf("scrape   GET /metrics (%.1f MB): mean %.1f ms, worst %.1f ms over %d scrapes (goal <= 50 ms mean)\n",
            r->mb, r->mean_ms, r->worst_ms, scrapes);
+    fflush(stdout); /* a phase ends: whoever follows the log (a profiler) sees it now */
 
     /* sampling alone: what the agent costs between scrapes */
     cpu0 = cpu_seconds(agent);
@@ -519,15 +520,23 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
     cpu1 = cpu_seconds(agent);
     r->cpu_idle = 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9);
     printf("agent    sampling only: CPU %.1f%% of one core over %d s\n", r->cpu_idle, seconds);
+    fflush(stdout); /* a phase ends: whoever follows the log (a profiler) sees it now */
     r->fds = count_fds(agent);
-    /* a sample a second and a gzip scrape every 15 s, mid-way through each 15 s */
+    /*
+     * A sample a second and a gzip scrape every 15 s, mid-way through each
+     * 15 s: at fixed times, as Prometheus' scrape loop keeps them (its
+     * ticker does not drift by the time a scrape takes, and the agent's
+     * render ahead relies on that period).
+     */
     cpu0 = cpu_seconds(agent);
     t0 = monotonic_ns();
     for (int k = 0; k < prom_seconds / 15; k++) {
+        uint64_t at = t0 + (15000ULL * (uint64_t)k + 7500) * 1000000ULL, now = monotonic_ns();
         double ms;
         long body = 0, kb;
 
-        sleep_ms(7500);
+        if (at > now)
+            sleep_ms((long)((at - now) / 1000000ULL));
         if (http_get_as(port, "/metrics", true, &ms, NULL, &body) > 0) {
             r->prom_mean_ms += ms;
             r->prom_worst_ms = ms > r->prom_worst_ms ? ms : r->prom_worst_ms;
@@ -540,8 +549,10 @@ static int measure(const char *bin, int port, int domains, int seconds, struct r
         kb = rss_kb(agent);
         if (kb > peak)
             peak = kb;
-        sleep_ms(7500);
     }
+    /* to the end of the last 15 s */
+    if (t0 + (uint64_t)(prom_seconds / 15) * 15000000000ULL > monotonic_ns())
+        sleep_ms((long)((t0 + (uint64_t)(prom_seconds / 15) * 15000000000ULL - monotonic_ns()) / 1000000ULL));
     t1 = monotonic_ns();
     cpu1 = cpu_seconds(agent);
     r->cpu_prometheus = 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9);
