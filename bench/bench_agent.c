@@ -859,7 +859,8 @@ int main(int argc, char **argv)
     unsetenv("XENSTATS_EMU_DOMID");
     emu = fork();
     if (emu == 0) {
-        execl(xenstats, xenstats, "-q", "emu", "-p", "8", "--tick", "50ms", NULL);
+        /* 1T: 4000 domains of 128 MiB (the default 256G holds 2000) */
+        execl(xenstats, xenstats, "-q", "emu", "-p", "8", "--tick", "50ms", "--memory", "1T", NULL);
         _exit(127);
     }
     snprintf(sock, sizeof(sock), "%s/control", dir);
