@@ -147,28 +147,109 @@ int xenstats_monitor_request_all(struct xenstats_monitor *monitor)
 /*
  * Names are never re-read, so rewriting them is harmless; say so once.
  * The name pages are not kept mapped: they are mapped and hashed after
- * samples 4, 8, 16, 32 and 64, then every 64th, so a set rewritten soon
- * after it is published is seen soon, and one that is not costs a map a
- * minute (hashing every sample cost as much as the rest of the sample).
+ * samples 4, 8, 16, 32 and 64, then at least every 64th, so a set
+ * rewritten soon after it is published is seen soon, and one that is not
+ * costs a map a minute (hashing every sample cost as much as the rest of
+ * the sample).  The sets of one domain are checked together, in one
+ * mapping of all their name pages: a set past its start-up checks whose
+ * sibling is due is checked with it once half its period has passed, so
+ * a domain's sets keep in step and a domain costs one map, not one per set.
  */
-static void names_check(struct xenstats_monitor *m, struct xenstats_pv_set *s)
-{
-    size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
-    uint64_t n = s->samples + 1;
-    const uint8_t *map;
-    uint64_t hash;
+#define NAMES_BATCH_PAGES PV_MAX_PAGES /* one mapping, at most: a set's most */
+#define NAMES_PERIOD 64
 
-    if (s->names_rewritten_logged || n < 4 || (n & (n - 1) && n % 64))
+static bool names_check_due(const struct xenstats_pv_set *s, bool sibling)
+{
+    uint64_t n = s->samples;
+
+    if (s->names_rewritten_logged || !live(s) || !s->value_map || n < 4 || n == s->names_checked_at)
+        return false;
+    if (n <= NAMES_PERIOD)
+        return !sibling && !(n & (n - 1));
+    return n - s->names_checked_at >= (sibling ? NAMES_PERIOD / 2 : NAMES_PERIOD);
+}
+
+/* One mapping of the sets' name pages (refs, in the sets' order), each hashed against its own. */
+static void names_check_batch(struct xenstats_monitor *m, struct mon_domain *d, struct xenstats_pv_set **sets,
+                              size_t nr_sets, const uint32_t *refs, uint32_t nr_pages)
+{
+    const uint8_t *map;
+    size_t at = 0;
+
+    if (!nr_sets)
         return;
-    map = platform_grant_map(m->platform, s->domain->domid, s->keys.nr_pages, s->keys.name_type_ref, PROT_READ);
-    if (!map)
+    map = platform_grant_map(m->platform, d->domid, nr_pages, refs, PROT_READ);
+    if (!map) {
+        /* One set's refs revoked must not hide the others' rewrites: each
+         * alone (what a set that revokes its pages costs its own domain). */
+        for (size_t i = 0; nr_sets > 1 && i < nr_sets; i++)
+            names_check_batch(m, d, &sets[i], 1, sets[i]->keys.name_type_ref, sets[i]->keys.nr_pages);
+        if (nr_sets == 1)
+            sets[0]->names_checked_at = sets[0]->samples; /* tried: not again before its period */
         return; /* revoked: the value pages' turn to find it out */
-    hash = mon_page_hash(map, bytes);
-    platform_grant_unmap(m->platform, (void *)map, s->keys.nr_pages);
-    if (hash != s->names_hash) {
-        s->names_rewritten_logged = true;
-        s->errors++;
-        mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING, "set %s rewrote its names after publishing (ignored)", s->path);
+    }
+    for (size_t i = 0; i < nr_sets; i++) {
+        struct xenstats_pv_set *s = sets[i];
+        size_t bytes = (size_t)s->keys.nr_pages * XEN_PV_STATS_PAGE_SIZE;
+
+        s->names_checked_at = s->samples;
+        if (mon_page_hash(map + at, bytes) != s->names_hash) {
+            s->names_rewritten_logged = true;
+            s->errors++;
+            mon_dom_log(m, d, XENSTATS_LOG_WARNING, "set %s rewrote its names after publishing (ignored)", s->path);
+        }
+        at += bytes;
+    }
+    platform_grant_unmap(m->platform, (void *)map, nr_pages);
+}
+
+void mon_names_check_domain(struct xenstats_monitor *m, struct mon_domain *d)
+{
+    struct xenstats_pv_set *batch[NAMES_BATCH_PAGES], *s;
+    uint32_t refs[NAMES_BATCH_PAGES], nr_pages = 0;
+    size_t nr_sets = 0;
+
+    for (s = d->sets; s; s = s->next) {
+        bool queued = s->names_due;
+
+        s->names_due = false;
+        if (!names_check_due(s, !queued) || !s->keys.nr_pages || s->keys.nr_pages > NAMES_BATCH_PAGES)
+            continue;
+        if (nr_pages + s->keys.nr_pages > NAMES_BATCH_PAGES) {
+            names_check_batch(m, d, batch, nr_sets, refs, nr_pages);
+            nr_sets = nr_pages = 0;
+        }
+        memcpy(refs + nr_pages, s->keys.name_type_ref, s->keys.nr_pages * sizeof(*refs));
+        nr_pages += s->keys.nr_pages;
+        batch[nr_sets++] = s;
+    }
+    names_check_batch(m, d, batch, nr_sets, refs, nr_pages);
+}
+
+/* The domains some of whose sets answered with a check due, each checked in one go. */
+static void names_check_queued(struct xenstats_monitor *m)
+{
+    while (m->names_due) {
+        struct mon_domain *d = m->names_due;
+
+        m->names_due = d->names_due_next;
+        d->names_due_next = NULL;
+        d->names_due = false;
+        mon_names_check_domain(m, d);
+    }
+}
+
+static void names_check_queue(struct xenstats_monitor *m, struct xenstats_pv_set *s)
+{
+    struct mon_domain *d = s->domain;
+
+    if (!names_check_due(s, false))
+        return;
+    s->names_due = true;
+    if (!d->names_due) {
+        d->names_due = true;
+        d->names_due_next = m->names_due;
+        m->names_due = d;
     }
 }
 
@@ -203,7 +284,6 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     }
     if (bad)
         s->errors++;
-    names_check(m, s);
     mon_set_state(m, s, XENSTATS_PV_SET_ACTIVE);
     s->reason[0] = '\0';
     s->timeouts_in_row = 0;
@@ -211,6 +291,7 @@ static void complete(struct xenstats_monitor *m, struct xenstats_pv_set *s, uint
     m->answers++;
     s->last_sample_ns = now;
     s->last_latency_ns = now - s->requested_at;
+    names_check_queue(m, s);
 }
 
 /* What one pending port means; false when it is to stay masked. */
@@ -257,12 +338,12 @@ void mon_handle_events(struct xenstats_monitor *m)
         /* a batch of pending ports, each unmasked once handled: few system calls for thousands */
         n = platform_evtchn_pending_many(m->platform, m->evtchn, ports, EVENT_BATCH);
         if (n == -EAGAIN)
-            return;
+            break;
         if (n < 0) {
             /* the event channel device (the host) is gone */
             log_error("event channels: %s", strerror(-n));
             m->broken = n;
-            return;
+            break;
         }
         budget -= n;
         for (i = 0; i < n; i++)
@@ -273,6 +354,8 @@ void mon_handle_events(struct xenstats_monitor *m)
         else if (nr_unmask == 1)
             platform_evtchn_unmask(m->platform, m->evtchn, unmask[0]);
     }
+    /* after the answers, so that a domain's sets answered by now share one map */
+    names_check_queued(m);
 }
 
 void mon_handle_timeouts(struct xenstats_monitor *m)

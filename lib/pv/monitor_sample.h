@@ -15,5 +15,12 @@ void mon_arm_timer(struct xenstats_monitor *m);
 void mon_handle_events(struct xenstats_monitor *m);
 /* The timer fired: requests past their deadline, retries due. */
 void mon_handle_timeouts(struct xenstats_monitor *m);
+/*
+ * Check the name pages of d's sets whose check is due (names_due, set
+ * when a set answers; and siblings half-way to theirs) in one mapping,
+ * each set alone if that fails.  mon_handle_events() calls it for every
+ * domain whose sets answered with a check due (tests call it directly).
+ */
+void mon_names_check_domain(struct xenstats_monitor *m, struct mon_domain *d);
 
 #endif /* XENSTATS_PV_MONITOR_SAMPLE_H */

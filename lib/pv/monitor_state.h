@@ -88,6 +88,8 @@ struct xenstats_pv_set {
     bool bind_event_due;
     uint64_t bound_at; /* CLOCK_MONOTONIC of the attach: where its counters start (_created) */
     bool names_rewritten_logged;
+    bool names_due;            /* answered with its name check due: in its domain's next batch */
+    uint64_t names_checked_at; /* `samples` at the last check of the name pages */
 
     uint64_t requested_at, deadline;
     enum xenstats_pv_set_state before_request; /* restored if the domain was paused */
@@ -114,6 +116,10 @@ struct mon_domain {
     bool warned_providers, warned_sets;
     /* paused (xl pause, or saving): not asked, and no timeout counted */
     bool paused;
+    /* some set's name check is due: queued on the monitor's names_due
+     * (only while its events are handled: empty outside) */
+    bool names_due;
+    struct mon_domain *names_due_next;
 
     /* budgets */
     struct bucket reads, logs;
@@ -153,6 +159,7 @@ struct xenstats_monitor {
     bool any_dirty;      /* some domain waits for a rescan */
     bool any_urgent;     /* some domain has an urgent set */
     bool timer_dirty;    /* deadlines or rescans changed: re-arm the timer */
+    struct mon_domain *names_due; /* domains with name checks due (mon_handle_events) */
     /* private copies of guest pages live here only while being parsed or
      * decoded: one buffer for all sets keeps a monitor of thousands small */
     uint8_t *scratch;

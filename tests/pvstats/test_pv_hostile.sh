@@ -57,6 +57,9 @@ assert H("evtchn-early")["state"] == "active", H("evtchn-early")
 f = H("flood"); assert f["state"] == "active" and f["errors"] > 0, f
 # names rewritten after publishing: harmless, detected
 r = H("rewrite-names"); assert r["state"] == "active" and r["errors"] >= 1, r
+# its name page's grant revoked: the values still come, and the domain's
+# names are still checked one set at a time when their one mapping fails
+v = H("revoke-names"); assert v["state"] == "active" and v["samples"] >= 14, v
 assert "first" in r["stats"] and "renamed" not in r["stats"], r["stats"]
 # an ASCII value without NUL: that value only is invalid
 a = H("ascii-no-nul"); assert a["state"] == "active" and a["errors"] >= 1, a
