@@ -266,6 +266,11 @@ static bool pin(struct agent *a, struct MHD_Connection *c, struct export_snapsho
         pthread_mutex_unlock(&a->pins_lock);
         return false; /* more samples than connections: cannot happen */
     }
+    if (p->cut) {
+        /* not met (a response's sample is the newest in flight), but it would count again */
+        p->cut = false;
+        a->pinned += p->bytes;
+    }
     a->held += bytes - p->bytes;
     a->pinned += bytes - p->bytes;
     p->bytes = bytes;
