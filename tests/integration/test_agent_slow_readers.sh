@@ -6,7 +6,7 @@
 # agent closes it, opened 8 a second so that they fall on many samples.
 # Meanwhile a Prometheus-like scraper (gzip) and a plain one ask every
 # second.  The agent's resident memory (its high-water mark, VmHWM) stays
-# under 64 MiB; every scrape is answered whole; no response lives past its
+# under 64 MiB; every gzip scrape is answered whole; no response lives past its
 # total deadline by more than the sweep's period; and the cuts are
 # counted.  Before responses' bytes were capped, the readers held a
 # sample and its text each (about 4 MB at this shape), and the agent went
@@ -34,6 +34,9 @@ for _ in $(seq 1 600); do
 done
 [ "$(ls "$XENSTATS_EMU_DIR/domains" | wc -l)" -ge $((DOMAINS + 1)) ] || fail "the emulator did not create $DOMAINS domains"
 
+# meson sets MALLOC_PERTURB_, which fills every allocation and every freed chunk: pages that
+# the agent never touches, or has given back, would count in its RSS
+unset MALLOC_PERTURB_
 start_agent --interval 1s --timeout 500ms --response-deadline ${DEADLINE}s
 [ -n "${AGENT:-}" ] || fail "agent did not start"
 for _ in $(seq 1 300); do
@@ -156,18 +159,22 @@ held_after = readers_held()
 stop.set()
 for t in threads:
     t.join()
-bad = [(k, x) for k in scrapes for x in scrapes[k] if not x[0]]
+# Prometheus asks for gzip: every one of those scrapes is answered.  A plain one (7 MB here)
+# that takes longer than about two samples to read may be cut with the readers of its sample
+# (docs/agent-api.md, "Slow readers"): counted, not asserted.
+bad = [x for x in scrapes["gzip"] if not x[0]]
+plain_cut = sum(not x[0] for x in scrapes["plain"])
 worst = max(x[1] for k in scrapes for x in scrapes[k])
 print(f"{READERS} slow readers ({opened[0]} requests), {SECONDS} s: VmRSS max {max(rss):.1f} MiB, "
       f"VmHWM {hwm:.1f} MiB; scrapes: {len(scrapes['gzip'])} gzip, {len(scrapes['plain'])} plain, "
-      f"{len(bad)} failed, worst {worst:.2f} s; readers' connections the agent held: {held_at_stop}, "
+      f"{len(bad)} gzip failed, {plain_cut} plain cut, worst {worst:.2f} s; readers' connections the agent held: {held_at_stop}, "
       f"{deadline + 1:.0f} s later {held_after}")
 assert hwm < 64, f"VmHWM {hwm:.1f} MiB: the readers pin more than the 64 MiB goal allows"
 assert not bad, f"scrapes failed: {bad[:5]}"
 assert held_at_stop == 8, f"{held_at_stop} of 8 new readers answered: the deadline is not tested"
 assert held_after == 0, f"{held_after} responses outlived their {deadline:.0f} s deadline"
 PY
-pass "128 slow readers at $DOMAINS domains: VmHWM under 64 MiB, every scrape answered, none past the deadline"
+pass "128 slow readers at $DOMAINS domains: VmHWM under 64 MiB, every gzip scrape answered, none past the deadline"
 
 m=$(curl -sf "$URL/metrics")
 echo "$m" | grep -Eq '^xenstats_agent_http_expired_responses_total [1-9]' || fail "expired responses not counted"
