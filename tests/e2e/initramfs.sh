@@ -208,6 +208,8 @@ initramfs_backends() {
     initramfs_modules "$root" loop llc stp bridge xen-netback xen-blkback
     mkdir -p "$root/etc/xen/scripts"
     install -m755 "$INITRAMFS_E2E_DIR/hotplug-vif" "$INITRAMFS_E2E_DIR/hotplug-block" "$root/etc/xen/scripts/"
-    # xl network-attach runs libxl's default vif script whatever script= says
+    # libxl's default vif script, for an xl network-attach without script=
+    # (it takes one key=value per argument: in one comma-separated argument
+    # script= was part of the bridge's name)
     ln -sf hotplug-vif "$root/etc/xen/scripts/vif-bridge"
 }

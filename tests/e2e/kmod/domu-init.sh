@@ -67,14 +67,25 @@ run() {
     rename) # eth0 to tmp0 and back at once
         ip link set eth0 down && ip link set eth0 name tmp0 && ip link set tmp0 name eth0 && ip link set eth0 up
         echo "rc=$?" ;;
+    dmesgmark) dmesg | grep -c "its name is busy" >/tmp/busymark; echo "rc=0" ;;
+    busy) # the "name is busy" messages since dmesgmark
+        echo "$(($(dmesg | grep -c "its name is busy") - $(cat /tmp/busymark 2>/dev/null || echo 0)))" ;;
     ifname) ls /sys/class/net | grep -v '^lo$' | tr '\n' ' '; cat /sys/class/net/eth0/address 2>/dev/null ;;
-    iostart) # direct reads and writes of xvda until iostop
+    iostart) # direct reads and writes of xvda until iostop; /tmp/iodone
+        # once the loop has ended (its I/O is then complete: direct I/O)
+        rm -f /tmp/iostop /tmp/iodone
         (while [ ! -f /tmp/iostop ]; do
             dd if=/dev/xvda of=/dev/null bs=4k count=512 iflag=direct 2>/dev/null
             dd if=/dev/zero of=/dev/xvda bs=4k seek=2048 count=128 oflag=direct 2>/dev/null
-        done) >/dev/null 2>&1 &
+        done
+        touch /tmp/iodone) >/dev/null 2>&1 &
         echo "pid=$!" ;;
-    iostop) touch /tmp/iostop; sleep 2; rm -f /tmp/iostop; echo "rc=0" ;;
+    iostop) # ask the loop to end and wait until it has (at most 60 s: a
+        # round of it takes seconds under emulation)
+        touch /tmp/iostop
+        i=0
+        while [ ! -f /tmp/iodone ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+        if [ -f /tmp/iodone ]; then echo "rc=0 stopped in $((i / 5)).$((i % 5 * 2))s"; else echo "rc=1 still running after 60s"; fi ;;
     unexample) rmmod xenstats_example 2>&1; echo "rc=$?" ;;
     figures) figures ;;
     leak) leak ;;
