@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=sh
+# Sourced by dom0-init.sh with xt_tools on the kernel command line (run.sh
+# TOOLS_SERIES=1): the tools series (xen/patches/tools) in dom0, the stock
+# tools of the same tree in /opt/stock (xentop, libxenstat).  Three domUs
+# whose runstates are known (cpu: vCPU 1 spins; idle; offl: 2 of 4 vCPUs
+# online) and five more idle ones, 8 domUs of 4 vCPUs in all, then:
+#   - the patched `xentop -b -v` shares against what each domU does;
+#   - libxenstat against XEN_DOMCTL_getvcpuinfo (xenstat-check compare);
+#   - without -v, patched and stock xentop print the same bytes;
+#   - the stock xentop runs (stock tools, patched hypervisor);
+#   - time per xenstat_get_node(), patched and stock library, same boot.
+# With xt_stock too (a hypervisor without the tables): the patched tools
+# fall back, their -v output has no shares, and nothing is printed on
+# stderr.
+
+# shares FILE: "domain vcpu running runnable blocked offline" for each vCPU
+# line of the last iteration of `xentop -b -v` in FILE
+shares() {
+    awk '/NAME  STATE/ {n++} {line[NR] = $0; it[NR] = n} END {
+        for (i = 1; i <= NR; i++) {
+            if (it[i] != n) continue
+            $0 = line[i]
+            if ($0 ~ /NAME  STATE/) continue
+            if ($1 != "VCPUs(sec):" && $0 !~ /running/) { dom = $1; continue }
+            if ($0 !~ /running/) continue
+            v = ""; r = q = b = o = "-"
+            for (f = 1; f <= NF; f++) {
+                if (v == "" && $f ~ /^[0-9]+:$/) { v = $f; sub(":", "", v) }
+                if ($f == "running") r = $(f + 1)
+                if ($f == "runnable") q = $(f + 1)
+                if ($f == "blocked") b = $(f + 1)
+                if ($f == "offline") o = $(f + 1)
+            }
+            gsub("%", "", r); gsub("%", "", q); gsub("%", "", b); gsub("%", "", o)
+            print dom, v, r, q, b, o
+        }
+    }' "$1"
+}
+
+tools_checks() {
+    export LD_LIBRARY_PATH=/usr/lib:$LD_LIBRARY_PATH
+    create cpu 4 busy
+    create idle 4 idle
+    create offl 2 idle 4
+    for n in 1 2 3 4 5; do create fill$n 4 idle; done
+    for n in cpu:4:busy idle:4:idle offl:2:idle:4 fill1:4:idle fill2:4:idle fill3:4:idle fill4:4:idle fill5:4:idle; do
+        IFS=: read -r nm vc ex mx <<EOF
+$n
+EOF
+        wait_alive "$nm" "$vc" "$ex" "$mx" || true
+    done
+    xl list 2>&1 | sed 's/^/XT: tools: xl list: /'
+    sleep 5   # the busy loop and the guests settle
+
+    if grep -qw xt_stock /proc/cmdline; then
+        # patched tools, stock hypervisor: today's path, no message
+        timeout 60 xentop -b -v -d 1 -i 2 >/tmp/xt.out 2>/tmp/xt.err
+        rc=$?
+        sed 's/^/XT: tools: xentop -v (stock hypervisor): /' /tmp/xt.out | tail -25
+        n=$(grep -c 'running' /tmp/xt.out)
+        [ "$rc" = 0 ] && [ "$n" = 0 ] && [ ! -s /tmp/xt.err ] && grep -q '^VCPUs(sec):' /tmp/xt.out
+        res tools-fallback $? "patched xentop on a hypervisor without tables: rc=$rc, $n share lines, $(wc -c </tmp/xt.err) bytes on stderr"
+        timeout 60 xenstat-check compare 20 >/tmp/xc.out 2>&1
+        rc=$?
+        sed 's/^/XT: tools: compare (fallback): /' /tmp/xc.out | tail -12
+        grep -q ', 0 domains read from their table' /tmp/xc.out
+        res tools-fallback-compare $(( rc | $? )) "libxenstat = getvcpuinfo without the tables"
+        timeout 120 xenstat-time time 20 2>&1 | sed 's/^/XT: tools: patched library, stock hypervisor: /'
+        return 0
+    fi
+
+    # 1. the patched xentop's shares over a 3 s interval
+    timeout 60 xentop -b -v -d 3 -i 2 >/tmp/xt.out 2>/tmp/xt.err
+    rc=$?
+    sed 's/^/XT: tools: xentop -b -v: /' /tmp/xt.out | tail -60
+    shares /tmp/xt.out >/tmp/shares.txt
+    sed 's/^/XT: tools: shares: /' /tmp/shares.txt
+    [ "$rc" = 0 ] && [ ! -s /tmp/xt.err ]
+    res tools-xentop-v $? "rc=$rc, $(wc -l </tmp/shares.txt) vCPU lines with shares, $(wc -c </tmp/xt.err) bytes on stderr"
+    # every line adds up to 100 (each share is rounded to 0.1)
+    awk '{ s = $3 + $4 + $5 + $6; if (s < 99.7 || s > 100.3) { print "XT: tools: FAIL sum", $0, s; bad = 1 } } END { exit bad }' /tmp/shares.txt
+    res tools-shares-sum $? "each vCPU's four shares add up to 100 +- 0.3"
+    # what the domUs do, tolerance 10 points (QEMU TCG on 2 busy cores)
+    awk '$1 == "cpu" && $2 == 1 { found = 1; if ($3 + $4 < 90) bad = 1 } END { exit bad || !found }' /tmp/shares.txt
+    res tools-share-busy $? "cpu vCPU 1 (spinning) running + runnable >= 90%: $(awk '$1 == "cpu" && $2 == 1' /tmp/shares.txt)"
+    awk '$1 == "idle" { found++; if ($5 < 90) bad = 1 } END { exit bad || found != 4 }' /tmp/shares.txt
+    res tools-share-idle $? "idle: 4 vCPUs blocked >= 90%: $(awk '$1 == "idle" {printf "%s ", $5}' /tmp/shares.txt)"
+    awk '$1 == "offl" && $2 >= 2 { found++; if ($6 != "100.0") bad = 1 } $1 == "offl" && $2 < 2 && $6 + 0 > 0 { bad = 1 }
+         END { exit bad || found != 2 }' /tmp/shares.txt
+    res tools-share-offline $? "offl: vCPUs 2 and 3 offline 100%, 0 and 1 not: $(awk '$1 == "offl" {printf "v%s %s ", $2, $6}' /tmp/shares.txt)"
+    n=$(awk '$1 == "Domain-0"' /tmp/shares.txt | wc -l)
+    [ "$n" -ge 1 ]
+    res tools-dom0-vcpus $? "Domain-0's own vCPUs have shares ($n lines)"
+
+    # 2. libxenstat against XEN_DOMCTL_getvcpuinfo
+    timeout 60 xenstat-check compare 20 >/tmp/xc.out 2>&1
+    rc=$?
+    sed 's/^/XT: tools: compare: /' /tmp/xc.out
+    grep -q ' 0 domains read from their table' /tmp/xc.out && rc=1
+    res tools-vs-getvcpuinfo $rc "running time and online flag of every vCPU, tolerance 20 ms (+50 ms running)"
+
+    # 3. without -v: the same bytes from the patched and the stock xentop,
+    # the domUs paused so that no figure moves between the two runs (but
+    # Domain-0's CPU seconds, masked)
+    for d in cpu idle offl fill1 fill2 fill3 fill4 fill5; do xl pause $d; done
+    timeout 30 xentop -b -i 1 >/tmp/new.out 2>&1
+    LD_LIBRARY_PATH=/opt/stock/lib timeout 30 /opt/stock/xentop -b -i 1 >/tmp/old.out 2>&1
+    rc=$?
+    for d in cpu idle offl fill1 fill2 fill3 fill4 fill5; do xl unpause $d; done
+    for f in new old; do awk '$1 == "Domain-0" { $3 = "X" } { print }' /tmp/$f.out >/tmp/$f.masked; done
+    sed 's/^/XT: tools: stock xentop -b: /' /tmp/old.out
+    cmp /tmp/new.masked /tmp/old.masked >/dev/null
+    res tools-batch-identical $? "xentop -b without -v: patched and stock outputs the same ($(wc -c </tmp/new.out) and $(wc -c </tmp/old.out) bytes; Domain-0's CPU(sec) masked)"
+    cmp /tmp/new.out /tmp/old.out >/dev/null && say "tools: the unmasked outputs are identical too"
+
+    # 4. the stock tools against the patched hypervisor
+    LD_LIBRARY_PATH=/opt/stock/lib timeout 30 /opt/stock/xentop -b -v -d 1 -i 2 >/tmp/old.out 2>&1
+    rc=$?
+    sed 's/^/XT: tools: stock xentop -b -v: /' /tmp/old.out | tail -30
+    [ "$rc" = 0 ] && [ "$(grep -c running /tmp/old.out)" = 0 ] && grep -q '^VCPUs(sec):' /tmp/old.out
+    res tools-stock-on-patched $? "stock xentop -v on the patched hypervisor: rc=$rc, today's vCPU lines"
+
+    # 5. time spent in libxenstat per xentop iteration, patched and stock
+    for i in 1 2; do
+        timeout 300 xenstat-time time 50 2>&1 | sed "s/^/XT: tools: patched library, round $i: /"
+        LD_LIBRARY_PATH=/opt/stock/lib timeout 300 xenstat-time time 50 2>&1 | sed "s/^/XT: tools: stock library, round $i: /"
+    done
+    T0=$(up)
+    timeout 120 xentop -b -d 1 -i 10 >/dev/null 2>&1
+    say "tools: patched xentop -b -d 1 -i 10: $(awk "BEGIN{print $(up)-$T0}") s"
+    T0=$(up)
+    LD_LIBRARY_PATH=/opt/stock/lib timeout 120 /opt/stock/xentop -b -d 1 -i 10 >/dev/null 2>&1
+    say "tools: stock xentop -b -d 1 -i 10: $(awk "BEGIN{print $(up)-$T0}") s"
+}
