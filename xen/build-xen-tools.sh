@@ -6,7 +6,7 @@
 # shows runstate shares) on top of the hypervisor series, beside the stock
 # tools that xen/build-xen-tree.sh builds from the same tree:
 #
-#   XEN_VERSION=master (default) or 4.22
+#   XEN_VERSION=4.22 (default, as xen/build-xen-tree.sh) or master
 #   build-xen-hv/tools-tree-<version>/   upstream + hypervisor series +
 #                                        tools series (a tree of its own:
 #                                        the hypervisor tree keeps the stock
@@ -43,7 +43,7 @@ build) ;;
 *) die "unknown command '$1' (see --help)" ;;
 esac
 
-export XEN_VERSION=${XEN_VERSION:-master}
+export XEN_VERSION=${XEN_VERSION:-4.22}
 XEN_SRC_DIR=${XEN_SRC_DIR:-$REPO/../shared/xen-src}
 HV=${XEN_HV_DIR:-$REPO/build-xen-hv}
 JOBS=${JOBS:-2}
