@@ -31,6 +31,9 @@
 #                  Work directory build-xen-hv/e2e-<version>[-debug...].
 #                  XEN_TOOLS_ROOT=DIR takes the tools from another build
 #                  of the same tree (a DESTDIR inside build-xen-hv)
+#   XEN_TREE_SYSROOT=DIR  with XENSTATS=path: a Debian 13 root holding the
+#                  libraries that binary needs (a copy of the build chroot
+#                  with xenstats' build dependencies and the tree's tools)
 #   BENCH_VCPUS=N[,M]  vCPUs of the benchmark domUs (default 4,8; one
 #                  number: one domU), for a loaded machine
 #   DOM0_EXTRA=xt_rewrite [xt_rewrite_seconds=N]  the rewrite test instead
@@ -80,6 +83,9 @@ if [ -n "$TREE_OUT" ]; then
     done
     export TRIXIE_ROOT
     TRIXIE_ROOT=$("$REPO/xen/build-xen-tree.sh" chroot) || exit 1
+    # XENSTATS built elsewhere against the tree's tools (see
+    # docs/hypervisor.md): the Debian 13 root its libraries come from
+    [ -n "${XEN_TREE_SYSROOT:-}" ] && TRIXIE_ROOT=$XEN_TREE_SYSROOT
     # Debian 13's kernel, through the chroot's apt
     E2E_DIR=${E2E_DIR:-$REPO/build-e2e-tree}
     PKGROOT=$E2E_DIR/pkgroot

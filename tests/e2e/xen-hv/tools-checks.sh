@@ -93,6 +93,37 @@ EOF
     [ "$n" -ge 1 ]
     res tools-dom0-vcpus $? "Domain-0's own vCPUs have shares ($n lines)"
 
+    # 1b. next to the project's own reader, when dom0 has xenstats built
+    # against this tree (run.sh XENSTATS=...): its per-domain shares over
+    # an interval of the same length, right after; each domain's mean of
+    # the xentop shares of its vCPUs must be within 10 points
+    if [ -x /usr/bin/xenstats ]; then
+        timeout 60 xenstats top --batch --direct --delay 3s --iterations 2 >/tmp/xst.out 2>&1
+        rc=$?
+        sed 's/^/XT: tools: xenstats top --batch: /' /tmp/xst.out | tail -14
+        for d in cpu idle offl; do
+            timeout 60 xenstats vcpu -i 3s -c 1 "$(xl domid $d)" 2>&1 | sed "s/^/XT: tools: xenstats vcpu $d: /"
+        done
+        awk '$1 == "DOMID" { for (i = 1; i <= NF; i++) col[$i] = i; next }
+             col["RUN%"] && NF >= col["OFF%"] { print $col["NAME"], $col["RUN%"], $col["WAIT%"], $col["BLOCK%"], $col["OFF%"] }' \
+            /tmp/xst.out | sed 's/%//g' >/tmp/xst.txt
+        awk 'NR == FNR { n[$1]++; r[$1] += $3; q[$1] += $4; b[$1] += $5; o[$1] += $6; next }
+             ($1 in n) { last[$1] = $0 }
+             END {
+                for (d in last) {
+                    split(last[d], f, " ")
+                    dr = r[d] / n[d] - f[2]; dq = q[d] / n[d] - f[3]; db = b[d] / n[d] - f[4]; do_ = o[d] / n[d] - f[5]
+                    printf "XT: tools: %s xentop mean run %.1f wait %.1f block %.1f off %.1f | xenstats top %s %s %s %s\n",
+                        d, r[d] / n[d], q[d] / n[d], b[d] / n[d], o[d] / n[d], f[2], f[3], f[4], f[5]
+                    if (d !~ /^(cpu|idle|offl)$/) continue
+                    m++
+                    if ((dr > 10 || dr < -10 || dq > 10 || dq < -10 || db > 10 || db < -10 || do_ > 10 || do_ < -10)) bad = 1
+                }
+                exit bad || m < 3
+             }' /tmp/shares.txt /tmp/xst.txt
+        res tools-vs-xenstats-top $(( rc | $? )) "per-domain shares: xentop -v's mean over the vCPUs vs xenstats top, 10 points"
+    fi
+
     # 2. libxenstat against XEN_DOMCTL_getvcpuinfo
     timeout 60 xenstat-check compare 20 >/tmp/xc.out 2>&1
     rc=$?
