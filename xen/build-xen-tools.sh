@@ -111,6 +111,9 @@ in_chroot "$OUT/tools-series-build.log" "$build" ||
 t2=$(date +%s)
 if grep -E '(^|[^-])warning:' "$OUT/tools-series-build.log" >&2; then die "warnings in $OUT/tools-series-build.log"; fi
 rm -rf "$OUT/dist-tools"
+# each library installs its .pc into PKG_INSTALLDIR without making it: the
+# first one would become a file of that name
+mkdir -p "$OUT/dist-tools/usr/lib/pkgconfig"
 in_chroot "$OUT/tools-series-install.log" "$inst" || { tail -30 "$OUT/tools-series-install.log" >&2; die "install failed"; }
 mkdir -p "$OUT/dist-tools/usr/lib/xen/tests"
 cp "$TREE/tools/tests/vcpu-stats/test-vcpu-stats" "$OUT/dist-tools/usr/lib/xen/tests/"
