@@ -12,6 +12,17 @@ export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
 say() { echo "XT: $*"; }
 . /dom0-up.sh
 [ -f /tools-checks.sh ] && . /tools-checks.sh
+
+# The measurement patch's debug key: what it printed, or why nothing
+wkey() {
+    xl debug-keys W >/tmp/wkey.out 2>&1; rc=$?
+    sleep 1
+    xl dmesg >/tmp/dmesg.out 2>&1; rc2=$?
+    n=$(grep -c "vcpu_stats cost" /tmp/dmesg.out)
+    say "debug key W: xl debug-keys rc=$rc ($(tr '\n' ' ' </tmp/wkey.out)), xl dmesg rc=$rc2, $n lines of it in xl dmesg"
+    grep "vcpu_stats cost" /tmp/dmesg.out | tail -3 | sed 's/^/XT: hypervisor: /'
+    [ "$n" = 0 ] && tail -5 /tmp/dmesg.out | sed 's/^/XT: xl dmesg tail: /'
+}
 dom0_mounts
 echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
 dom0_xen 30
@@ -50,6 +61,21 @@ wait_alive() { # wait_alive NAME VCPUS EXTRA [MAXVCPUS]
     say "FAIL up-$1 not up after two tries"
     return 1
 }
+
+# the tools series' checks (tools-checks.sh), the debug key, the end
+tools_then_end() {
+    tools_checks
+    grep -qw xt_stock /proc/cmdline || wkey
+    for d in cpu idle offl $FILLS; do xl destroy $d; done
+    xl list 2>&1 | sed 's/^/XT: xl list at the end: /'
+    xl dmesg | grep -iE "vcpu stats|vcpu_stats|assert|bug|panic" | grep -v "vcpu_stats cost" | sed 's/^/XT: xl dmesg: /' | tail -10
+    echo "XENTEST-DONE at $(up)s"
+    sync
+    poweroff -f
+    sleep 30
+}
+# xt_tools_only: those alone, not the tree's checks
+grep -qw xt_tools_only /proc/cmdline && tools_then_end
 
 if grep -qw xt_rewrite /proc/cmdline; then
     # The rewrite test (hypervisor built with a DO-NOT-APPLY patch that
@@ -116,7 +142,7 @@ if grep -qw xt_stock /proc/cmdline; then
     xl destroy busy2; res destroy-busy2 $? "busy2 destroyed"
     if grep -qw xt_tools /proc/cmdline; then
         tools_checks
-        for d in cpu idle offl fill1 fill2 fill3 fill4 fill5; do xl destroy $d; done
+        for d in cpu idle offl $FILLS; do xl destroy $d; done
         xl list 2>&1 | sed 's/^/XT: xl list at the end: /'
     fi
     echo "XENTEST-DONE at $(up)s"
@@ -175,28 +201,8 @@ fi
 # (QEMU TCG on two CPUs).
 xl destroy busy2; res destroy-busy2 $? "busy2 destroyed"
 
-# The measurement patch's debug key: what it printed, or why nothing
-wkey() {
-    xl debug-keys W >/tmp/wkey.out 2>&1; rc=$?
-    sleep 1
-    xl dmesg >/tmp/dmesg.out 2>&1; rc2=$?
-    n=$(grep -c "vcpu_stats cost" /tmp/dmesg.out)
-    say "debug key W: xl debug-keys rc=$rc ($(tr '\n' ' ' </tmp/wkey.out)), xl dmesg rc=$rc2, $n lines of it in xl dmesg"
-    grep "vcpu_stats cost" /tmp/dmesg.out | tail -3 | sed 's/^/XT: hypervisor: /'
-    [ "$n" = 0 ] && tail -5 /tmp/dmesg.out | sed 's/^/XT: xl dmesg tail: /'
-}
 
-if grep -qw xt_tools /proc/cmdline; then
-    tools_checks
-    wkey
-    for d in cpu idle offl fill1 fill2 fill3 fill4 fill5; do xl destroy $d; done
-    xl list 2>&1 | sed 's/^/XT: xl list at the end: /'
-    xl dmesg | grep -iE "vcpu stats|vcpu_stats|assert|bug|panic" | grep -v "vcpu_stats cost" | sed 's/^/XT: xl dmesg: /' | tail -10
-    echo "XENTEST-DONE at $(up)s"
-    sync
-    poweroff -f
-    sleep 30
-fi
+grep -qw xt_tools /proc/cmdline && tools_then_end
 # the benchmark domUs' vCPUs: 4 and 8 unless xt_bench_vcpus=N[,M] says
 # otherwise (run.sh BENCH_VCPUS: under heavy load QEMU TCG may not create
 # an 8-vCPU PV domU in time)

@@ -46,7 +46,9 @@
 #                  output byte for byte, stock tools, libxenstat's time).
 #                  With XEN=<a hypervisor without the series> and
 #                  DOM0_EXTRA=xt_stock: the patched tools' fallback.
-#                  Work directory .../e2e-<version>...-tools
+#                  Work directory .../e2e-<version>...-tools.
+#                  TOOLS_ONLY=1: those checks alone, not the tree's;
+#                  TOOLS_FILL=N: N idle domUs besides the three (default 5)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -183,6 +185,8 @@ if [ "${TOOLS_SERIES:-0}" = 1 ]; then
     cp -L "$TREE_OUT"/dist/usr/lib/libxenstat.so.[0-9]* "$R/opt/stock/lib/"
     install -m644 "$HERE/tools-checks.sh" "$R/tools-checks.sh"
     case " ${DOM0_EXTRA:-} " in *" xt_tools "*) ;; *) DOM0_EXTRA="${DOM0_EXTRA:-} xt_tools" ;; esac
+    [ "${TOOLS_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only"
+    [ -n "${TOOLS_FILL:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_fill=$TOOLS_FILL"
 fi
 if [ "$XENSTATS" != none ]; then
     initramfs_xenstats "$R" "$XENSTATS"

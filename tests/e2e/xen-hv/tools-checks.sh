@@ -4,7 +4,8 @@
 # TOOLS_SERIES=1): the tools series (xen/patches/tools) in dom0, the stock
 # tools of the same tree in /opt/stock (xentop, libxenstat).  Three domUs
 # whose runstates are known (cpu: vCPU 1 spins; idle; offl: 2 of 4 vCPUs
-# online) and five more idle ones, 8 domUs of 4 vCPUs in all, then:
+# online) and xt_fill=N (default 5) more idle ones, 8 domUs of 4 vCPUs in
+# all by default, then:
 #   - the patched `xentop -b -v` shares against what each domU does;
 #   - libxenstat against XEN_DOMCTL_getvcpuinfo (xenstat-check compare);
 #   - without -v, patched and stock xentop print the same bytes;
@@ -40,11 +41,17 @@ shares() {
 
 tools_checks() {
     export LD_LIBRARY_PATH=/usr/lib:$LD_LIBRARY_PATH
-    create cpu 4 busy
+    # xt_fill=N idle domUs more (default 5: 8 domUs in all); the spinning
+    # one last, so that the others boot on both pCPUs
+    FILL=$(arg xt_fill)
+    FILLS=
+    n=1
+    while [ "$n" -le "${FILL:-5}" ]; do FILLS="$FILLS fill$n"; n=$((n + 1)); done
     create idle 4 idle
     create offl 2 idle 4
-    for n in 1 2 3 4 5; do create fill$n 4 idle; done
-    for n in cpu:4:busy idle:4:idle offl:2:idle:4 fill1:4:idle fill2:4:idle fill3:4:idle fill4:4:idle fill5:4:idle; do
+    for d in $FILLS; do create $d 4 idle; done
+    create cpu 4 busy
+    for n in idle:4:idle offl:2:idle:4 $(for d in $FILLS; do printf '%s:4:idle ' $d; done) cpu:4:busy; do
         IFS=: read -r nm vc ex mx <<EOF
 $n
 EOF
@@ -134,11 +141,11 @@ EOF
     # 3. without -v: the same bytes from the patched and the stock xentop,
     # the domUs paused so that no figure moves between the two runs (but
     # Domain-0's CPU seconds, masked)
-    for d in cpu idle offl fill1 fill2 fill3 fill4 fill5; do xl pause $d; done
+    for d in cpu idle offl $FILLS; do xl pause $d; done
     timeout 30 xentop -b -i 1 >/tmp/new.out 2>&1
     LD_LIBRARY_PATH=/opt/stock/lib timeout 30 /opt/stock/xentop -b -i 1 >/tmp/old.out 2>&1
     rc=$?
-    for d in cpu idle offl fill1 fill2 fill3 fill4 fill5; do xl unpause $d; done
+    for d in cpu idle offl $FILLS; do xl unpause $d; done
     for f in new old; do awk '$1 == "Domain-0" { $3 = "X" } { print }' /tmp/$f.out >/tmp/$f.masked; done
     sed 's/^/XT: tools: stock xentop -b: /' /tmp/old.out
     cmp /tmp/new.masked /tmp/old.masked >/dev/null
