@@ -48,7 +48,8 @@
 #                  DOM0_EXTRA=xt_stock: the patched tools' fallback.
 #                  Work directory .../e2e-<version>...-tools.
 #                  TOOLS_ONLY=1: those checks alone, not the tree's;
-#                  TOOLS_FILL=N: N idle domUs besides the three (default 5)
+#                  TOOLS_FILL=N: N idle domUs besides the three (default 5);
+#                  TOOLS_VCPUS=N: vCPUs a domU (default 4)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -187,6 +188,7 @@ if [ "${TOOLS_SERIES:-0}" = 1 ]; then
     case " ${DOM0_EXTRA:-} " in *" xt_tools "*) ;; *) DOM0_EXTRA="${DOM0_EXTRA:-} xt_tools" ;; esac
     [ "${TOOLS_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only"
     [ -n "${TOOLS_FILL:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_fill=$TOOLS_FILL"
+    [ -n "${TOOLS_VCPUS:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_vcpus=$TOOLS_VCPUS"
 fi
 if [ "$XENSTATS" != none ]; then
     initramfs_xenstats "$R" "$XENSTATS"

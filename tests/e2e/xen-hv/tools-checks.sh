@@ -44,14 +44,18 @@ tools_checks() {
     # xt_fill=N idle domUs more (default 5: 8 domUs in all); the spinning
     # one last, so that the others boot on both pCPUs
     FILL=$(arg xt_fill)
+    # xt_vcpus=N vCPUs a domU (default 4; offl has the upper half offline)
+    V=$(arg xt_vcpus)
+    V=${V:-4}
+    H=$((V / 2))
     FILLS=
     n=1
     while [ "$n" -le "${FILL:-5}" ]; do FILLS="$FILLS fill$n"; n=$((n + 1)); done
-    create idle 4 idle
-    create offl 2 idle 4
-    for d in $FILLS; do create $d 4 idle; done
-    create cpu 4 busy
-    for n in idle:4:idle offl:2:idle:4 $(for d in $FILLS; do printf '%s:4:idle ' $d; done) cpu:4:busy; do
+    create idle $V idle
+    create offl $H idle $V
+    for d in $FILLS; do create $d $V idle; done
+    create cpu $V busy
+    for n in idle:$V:idle offl:$H:idle:$V $(for d in $FILLS; do printf '%s:%s:idle ' $d $V; done) cpu:$V:busy; do
         IFS=: read -r nm vc ex mx <<EOF
 $n
 EOF
@@ -91,11 +95,11 @@ EOF
     # what the domUs do, tolerance 10 points (QEMU TCG on 2 busy cores)
     awk '$1 == "cpu" && $2 == 1 { found = 1; if ($3 + $4 < 90) bad = 1 } END { exit bad || !found }' /tmp/shares.txt
     res tools-share-busy $? "cpu vCPU 1 (spinning) running + runnable >= 90%: $(awk '$1 == "cpu" && $2 == 1' /tmp/shares.txt)"
-    awk '$1 == "idle" { found++; if ($5 < 90) bad = 1 } END { exit bad || found != 4 }' /tmp/shares.txt
-    res tools-share-idle $? "idle: 4 vCPUs blocked >= 90%: $(awk '$1 == "idle" {printf "%s ", $5}' /tmp/shares.txt)"
-    awk '$1 == "offl" && $2 >= 2 { found++; if ($6 != "100.0") bad = 1 } $1 == "offl" && $2 < 2 && $6 + 0 > 0 { bad = 1 }
-         END { exit bad || found != 2 }' /tmp/shares.txt
-    res tools-share-offline $? "offl: vCPUs 2 and 3 offline 100%, 0 and 1 not: $(awk '$1 == "offl" {printf "v%s %s ", $2, $6}' /tmp/shares.txt)"
+    awk -v v=$V '$1 == "idle" { found++; if ($5 < 90) bad = 1 } END { exit bad || found != v }' /tmp/shares.txt
+    res tools-share-idle $? "idle: $V vCPUs blocked >= 90%: $(awk '$1 == "idle" {printf "%s ", $5}' /tmp/shares.txt)"
+    awk -v h=$H -v v=$V '$1 == "offl" && $2 >= h { found++; if ($6 != "100.0") bad = 1 } $1 == "offl" && $2 < h && $6 + 0 > 0 { bad = 1 }
+         END { exit bad || found != v - h }' /tmp/shares.txt
+    res tools-share-offline $? "offl: vCPUs $H and up offline 100%, the others not: $(awk '$1 == "offl" {printf "v%s %s ", $2, $6}' /tmp/shares.txt)"
     n=$(awk '$1 == "Domain-0"' /tmp/shares.txt | wc -l)
     [ "$n" -ge 1 ]
     res tools-dom0-vcpus $? "Domain-0's own vCPUs have shares ($n lines)"
