@@ -77,7 +77,11 @@ EOF
         sed 's/^/XT: tools: compare (fallback): /' /tmp/xc.out | tail -12
         grep -q ', 0 domains read from their table' /tmp/xc.out
         res tools-fallback-compare $(( rc | $? )) "libxenstat = getvcpuinfo without the tables"
-        timeout 120 xenstat-time time 5 2>&1 | sed 's/^/XT: tools: patched library, stock hypervisor: /'
+        for m in time vtime; do
+            timeout 120 xenstat-time $m 5 2>&1 | sed 's/^/XT: tools: patched library, stock hypervisor: /'
+            LD_LIBRARY_PATH=/opt/stock/lib timeout 120 xenstat-time $m 5 2>&1 |
+                sed 's/^/XT: tools: stock library, stock hypervisor: /'
+        done
         return 0
     fi
 
@@ -167,8 +171,10 @@ EOF
     # (xt_time_calls=N calls each, default 10: under QEMU TCG on a loaded
     # host one call can take seconds)
     N=$(arg xt_time_calls)
-    timeout 300 xenstat-time time "${N:-10}" 2>&1 | sed "s/^/XT: tools: patched library: /"
-    LD_LIBRARY_PATH=/opt/stock/lib timeout 300 xenstat-time time "${N:-10}" 2>&1 | sed "s/^/XT: tools: stock library: /"
+    for m in vtime time; do
+        timeout 300 xenstat-time $m "${N:-10}" 2>&1 | sed "s/^/XT: tools: patched library: /"
+        LD_LIBRARY_PATH=/opt/stock/lib timeout 300 xenstat-time $m "${N:-10}" 2>&1 | sed "s/^/XT: tools: stock library: /"
+    done
     T0=$(up)
     timeout 120 xentop -b -d 1 -i 10 >/dev/null 2>&1
     say "tools: patched xentop -b -d 1 -i 10: $(awk "BEGIN{print $(up)-$T0}") s"
