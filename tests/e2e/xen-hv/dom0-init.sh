@@ -76,6 +76,16 @@ tools_then_end() {
 }
 # xt_tools_only: those alone, not the tree's checks
 grep -qw xt_tools_only /proc/cmdline && tools_then_end
+# xt_wkey_only: the measurement patch's figure alone: Domain-0's table
+# mapped and read a few times (xentop with the tools series), then key W
+if grep -qw xt_wkey_only /proc/cmdline; then
+    timeout 120 xentop -b -v -d 1 -i 5 2>&1 | tail -3 | sed 's/^/XT: xentop: /'
+    wkey
+    echo "XENTEST-DONE at $(up)s"
+    sync
+    poweroff -f
+    sleep 30
+fi
 
 if grep -qw xt_rewrite /proc/cmdline; then
     # The rewrite test (hypervisor built with a DO-NOT-APPLY patch that
