@@ -49,7 +49,9 @@
 #                  Work directory .../e2e-<version>...-tools.
 #                  TOOLS_ONLY=1: those checks alone, not the tree's;
 #                  TOOLS_FILL=N: N idle domUs besides the three (default 5);
-#                  TOOLS_VCPUS=N: vCPUs a domU (default 4)
+#                  TOOLS_VCPUS=N: vCPUs a domU (default 4);
+#                  TOOLS_TIME_ONLY=1: the domUs, then only the time per
+#                  xenstat_get_node(), both libraries, alternating
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -189,6 +191,7 @@ if [ "${TOOLS_SERIES:-0}" = 1 ]; then
     [ "${TOOLS_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only"
     [ -n "${TOOLS_FILL:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_fill=$TOOLS_FILL"
     [ -n "${TOOLS_VCPUS:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_vcpus=$TOOLS_VCPUS"
+    [ "${TOOLS_TIME_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only xt_time_only"
 fi
 if [ "$XENSTATS" != none ]; then
     initramfs_xenstats "$R" "$XENSTATS"

@@ -39,7 +39,8 @@ shares() {
     }' "$1"
 }
 
-tools_checks() {
+# tools_domus: the domUs of the checks (sets FILLS, V, H)
+tools_domus() {
     export LD_LIBRARY_PATH=/usr/lib:$LD_LIBRARY_PATH
     # xt_fill=N idle domUs more (default 5: 8 domUs in all); the spinning
     # one last, so that the others boot on both pCPUs
@@ -63,6 +64,27 @@ EOF
     done
     xl list 2>&1 | sed 's/^/XT: tools: xl list: /'
     sleep 5   # the busy loop and the guests settle
+}
+
+# tools_timing N: time per xenstat_get_node(), XENSTAT_VCPU (what the
+# series changes) and XENSTAT_ALL (what xentop asks), both libraries,
+# alternating which goes first
+tools_timing() {
+    for m in vtime time; do
+        timeout 300 xenstat-time $m "$1" 2>&1 | sed "s/^/XT: tools: patched library: /"
+        LD_LIBRARY_PATH=/opt/stock/lib timeout 300 xenstat-time $m "$1" 2>&1 | sed "s/^/XT: tools: stock library: /"
+        LD_LIBRARY_PATH=/opt/stock/lib timeout 300 xenstat-time $m "$1" 2>&1 | sed "s/^/XT: tools: stock library: /"
+        timeout 300 xenstat-time $m "$1" 2>&1 | sed "s/^/XT: tools: patched library: /"
+    done
+}
+
+tools_checks() {
+    tools_domus
+    if grep -qw xt_time_only /proc/cmdline; then
+        N=$(arg xt_time_calls)
+        tools_timing "${N:-10}"
+        return 0
+    fi
 
     if grep -qw xt_stock /proc/cmdline; then
         # patched tools, stock hypervisor: today's path, no message
@@ -171,10 +193,7 @@ EOF
     # (xt_time_calls=N calls each, default 10: under QEMU TCG on a loaded
     # host one call can take seconds)
     N=$(arg xt_time_calls)
-    for m in vtime time; do
-        timeout 300 xenstat-time $m "${N:-10}" 2>&1 | sed "s/^/XT: tools: patched library: /"
-        LD_LIBRARY_PATH=/opt/stock/lib timeout 300 xenstat-time $m "${N:-10}" 2>&1 | sed "s/^/XT: tools: stock library: /"
-    done
+    tools_timing "${N:-10}"
     T0=$(up)
     timeout 120 xentop -b -d 1 -i 10 >/dev/null 2>&1
     say "tools: patched xentop -b -d 1 -i 10: $(awk "BEGIN{print $(up)-$T0}") s"
