@@ -3,7 +3,7 @@
 BUILD ?= build
 
 .PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod e2e-units \
-	xen-tree xen-tree-e2e xen-cross-arm64 xen-rewrite-test
+	xen-tree xen-tree-e2e xen-cross-arm64 xen-rewrite-test xen-tools xen-tools-e2e
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -46,6 +46,19 @@ xen-tree:
 # Boots that tree's hypervisor with its own tools and Debian 13's kernel.
 xen-tree-e2e: xen-tree
 	XEN_VERSION=$${XEN_VERSION:-4.22} tests/e2e/xen-hv/run.sh
+
+# The tools series (xen/patches/tools: libxenstat reads the statistics
+# tables, xentop -v shows runstate shares) on that tree, in a tree of its
+# own, through the same chroot and ccache (xen/build-xen-tools.sh).
+# Output: build-xen-hv/out-<version>/dist-tools, beside the stock dist/.
+xen-tools: xen-tree
+	XEN_VERSION=$${XEN_VERSION:-4.22} xen/build-xen-tools.sh
+
+# Boots the tree's hypervisor with the tools series in dom0 and the stock
+# xentop beside it (tests/e2e/xen-hv/tools-checks.sh); with
+# XEN=<a hypervisor without the series> DOM0_EXTRA=xt_stock, the fallback.
+xen-tools-e2e: xen-tools
+	TOOLS_SERIES=1 XEN_VERSION=$${XEN_VERSION:-4.22} tests/e2e/xen-hv/run.sh
 
 # The arm64 hypervisor of a port (XEN_VERSION=4.17, 4.20, 4.22 or master;
 # default master), cross-compiled with the series' Kconfig options on;

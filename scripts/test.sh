@@ -22,7 +22,10 @@
 #   FULL=1                     adds the long hypervisor builds and boots:
 #                              every port cross-built for arm64, release
 #                              and debug, the 4.22 tree and its boot, the
-#                              debug master build and the rewrite test
+#                              debug master build and the rewrite test,
+#                              and the tools series (xen/patches/tools)
+#                              on both trees, booted on master with and
+#                              without the hypervisor series
 #   XEN_TREES=0                skips the upstream-tree steps (master, 4.22,
 #                              arm64); their chroot and caches are kept in
 #                              XEN_CACHE (xen/build-xen-tree.sh)
@@ -271,6 +274,31 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ] && [ "${XEN_TREES:-1}" != 0 ]
             TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e-$v/logs/serial.log XEN_VERSION=$v xen_step \
                 "xen-tree-e2e-$v (Xen $v with its own tools under QEMU)" 900 build-xen-hv/e2e-$v/logs/serial.log \
                 tests/e2e/xen-hv/run.sh
+            # The tools series (xen/patches/tools: libxenstat, xentop) on
+            # the same tree, built through the warm ccache; booted on
+            # master: beside the stock tools on the patched hypervisor, then
+            # on a hypervisor of the same tree without the series (the
+            # fallback).  Logs: ci-artifacts/, and the serial logs below.
+            tree_series tools || continue
+            XEN_VERSION=$v xen_step "xen-tools-series-$v (libxenstat/xentop series on $v, ccache)" 1800 \
+                "build-xen-hv/make-tools-$v.log" \
+                sh -c "xen/build-xen-tools.sh >build-xen-hv/make-tools-$v.log 2>&1 || { tail -40 build-xen-hv/make-tools-$v.log; exit 1; }" ||
+                continue
+            [ "$v" = master ] || continue
+            # (the tree's own checks ran in the step above: TOOLS_ONLY; 4
+            # domUs of 4 vCPUs, as 8 took minutes each to create at load 15)
+            TIMEOUT=${TIMEOUT:-900} TOOLS_SERIES=1 TOOLS_ONLY=1 TOOLS_FILL=1 LOG=build-xen-hv/e2e-tools-$v.log XEN_VERSION=$v xen_step \
+                "xen-tools-e2e-$v (patched xentop -v and libxenstat, stock tools, under QEMU)" 1200 \
+                build-xen-hv/e2e-tools-$v.log tests/e2e/xen-hv/run.sh
+            if XEN_VERSION=$v XEN_SERIES=none TOOLS=0 xen_step "xen-tree-$v-upstream (the hypervisor without the series)" \
+                2700 "build-xen-hv/make-tree-$v-upstream.log" \
+                sh -c "xen/build-xen-tree.sh >build-xen-hv/make-tree-$v-upstream.log 2>&1 || { tail -40 build-xen-hv/make-tree-$v-upstream.log; exit 1; }"; then
+                TIMEOUT=${TIMEOUT:-900} TOOLS_SERIES=1 TOOLS_ONLY=1 TOOLS_FILL=0 TOOLS_VCPUS=2 DOM0_EXTRA=xt_stock \
+                    LOG=build-xen-hv/e2e-tools-$v-stock.log \
+                    XEN=build-xen-hv/out-$v-upstream/xen XEN_VERSION=$v xen_step \
+                    "xen-tools-fallback-$v (the patched tools on a hypervisor without tables)" 1200 \
+                    build-xen-hv/e2e-tools-$v-stock.log tests/e2e/xen-hv/run.sh
+            fi
         fi
     done
     if [ "${FULL:-0}" = 1 ] && tree_series master && [ -d xen/patches/master-writable ]; then

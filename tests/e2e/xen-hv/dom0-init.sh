@@ -11,6 +11,18 @@ export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
 
 say() { echo "XT: $*"; }
 . /dom0-up.sh
+[ -f /tools-checks.sh ] && . /tools-checks.sh
+
+# The measurement patch's debug key: what it printed, or why nothing
+wkey() {
+    xl debug-keys W >/tmp/wkey.out 2>&1; rc=$?
+    sleep 1
+    xl dmesg >/tmp/dmesg.out 2>&1; rc2=$?
+    n=$(grep -c "vcpu_stats cost" /tmp/dmesg.out)
+    say "debug key W: xl debug-keys rc=$rc ($(tr '\n' ' ' </tmp/wkey.out)), xl dmesg rc=$rc2, $n lines of it in xl dmesg"
+    grep "vcpu_stats cost" /tmp/dmesg.out | tail -3 | sed 's/^/XT: hypervisor: /'
+    [ "$n" = 0 ] && tail -5 /tmp/dmesg.out | sed 's/^/XT: xl dmesg tail: /'
+}
 dom0_mounts
 echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
 dom0_xen 30
@@ -49,6 +61,31 @@ wait_alive() { # wait_alive NAME VCPUS EXTRA [MAXVCPUS]
     say "FAIL up-$1 not up after two tries"
     return 1
 }
+
+# the tools series' checks (tools-checks.sh), the debug key, the end
+tools_then_end() {
+    tools_checks
+    grep -qw xt_stock /proc/cmdline || wkey
+    for d in cpu idle offl $FILLS; do xl destroy $d; done
+    xl list 2>&1 | sed 's/^/XT: xl list at the end: /'
+    xl dmesg | grep -iE "vcpu stats|vcpu_stats|assert|bug|panic" | grep -v "vcpu_stats cost" | sed 's/^/XT: xl dmesg: /' | tail -10
+    echo "XENTEST-DONE at $(up)s"
+    sync
+    poweroff -f
+    sleep 30
+}
+# xt_tools_only: those alone, not the tree's checks
+grep -qw xt_tools_only /proc/cmdline && tools_then_end
+# xt_wkey_only: the measurement patch's figure alone: Domain-0's table
+# mapped and read a few times (xentop with the tools series), then key W
+if grep -qw xt_wkey_only /proc/cmdline; then
+    timeout 120 xentop -b -v -d 1 -i 5 2>&1 | tail -3 | sed 's/^/XT: xentop: /'
+    wkey
+    echo "XENTEST-DONE at $(up)s"
+    sync
+    poweroff -f
+    sleep 30
+fi
 
 if grep -qw xt_rewrite /proc/cmdline; then
     # The rewrite test (hypervisor built with a DO-NOT-APPLY patch that
@@ -107,10 +144,17 @@ if grep -qw xt_stock /proc/cmdline; then
     # An unpatched hypervisor: the resource must fail cleanly and xenstats
     # must fall back to xc_vcpu_getinfo().
     timeout 60 vcpustats-check absent "$D2" 2>&1 | sed 's/^/XT: absent: /'
-    timeout 60 xenstats vcpu "$D2" >/tmp/xs.out 2>&1; rc=$?
-    sed 's/^/XT: xenstats vcpu (fallback): /' /tmp/xs.out | head -30
-    res xenstats-vcpu-fallback $rc "domid $D2"
+    if [ -x /usr/bin/xenstats ]; then
+        timeout 60 xenstats vcpu "$D2" >/tmp/xs.out 2>&1; rc=$?
+        sed 's/^/XT: xenstats vcpu (fallback): /' /tmp/xs.out | head -30
+        res xenstats-vcpu-fallback $rc "domid $D2"
+    fi
     xl destroy busy2; res destroy-busy2 $? "busy2 destroyed"
+    if grep -qw xt_tools /proc/cmdline; then
+        tools_checks
+        for d in cpu idle offl $FILLS; do xl destroy $d; done
+        xl list 2>&1 | sed 's/^/XT: xl list at the end: /'
+    fi
     echo "XENTEST-DONE at $(up)s"
     sync
     poweroff -f
@@ -166,6 +210,9 @@ fi
 # The benchmark domUs boot faster without a spinning domU beside them
 # (QEMU TCG on two CPUs).
 xl destroy busy2; res destroy-busy2 $? "busy2 destroyed"
+
+
+grep -qw xt_tools /proc/cmdline && tools_then_end
 # the benchmark domUs' vCPUs: 4 and 8 unless xt_bench_vcpus=N[,M] says
 # otherwise (run.sh BENCH_VCPUS: under heavy load QEMU TCG may not create
 # an 8-vCPU PV domU in time)
@@ -185,9 +232,7 @@ for d in $D4 $D8; do
     res "bench-$d" $rc
 done
 
-if xl debug-keys W >/dev/null 2>&1 && xl dmesg | grep -q "vcpu_stats cost"; then
-    xl dmesg | grep "vcpu_stats cost" | tail -2 | sed 's/^/XT: hypervisor: /'
-fi
+wkey
 
 # Destruction while a mapping is held: the domain lingers until it is
 # dropped, then goes; Xen must stay up.

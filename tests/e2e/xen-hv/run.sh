@@ -31,10 +31,27 @@
 #                  Work directory build-xen-hv/e2e-<version>[-debug...].
 #                  XEN_TOOLS_ROOT=DIR takes the tools from another build
 #                  of the same tree (a DESTDIR inside build-xen-hv)
+#   XEN_TREE_SYSROOT=DIR  with XENSTATS=path: a Debian 13 root holding the
+#                  libraries that binary needs (a copy of the build chroot
+#                  with xenstats' build dependencies and the tree's tools)
 #   BENCH_VCPUS=N[,M]  vCPUs of the benchmark domUs (default 4,8; one
 #                  number: one domU), for a loaded machine
 #   DOM0_EXTRA=xt_rewrite [xt_rewrite_seconds=N]  the rewrite test instead
 #                  (scripts/rewrite-test.sh)
+#   TOOLS_SERIES=1 (4.22 or master) dom0 runs the tools series
+#                  (xen/build-xen-tools.sh: <out>/dist-tools) and keeps the
+#                  stock xentop and libxenstat in /opt/stock; after the
+#                  tree's checks, tools-checks.sh (8 domUs of 4 vCPUs: the
+#                  xentop -v shares, libxenstat against getvcpuinfo, batch
+#                  output byte for byte, stock tools, libxenstat's time).
+#                  With XEN=<a hypervisor without the series> and
+#                  DOM0_EXTRA=xt_stock: the patched tools' fallback.
+#                  Work directory .../e2e-<version>...-tools.
+#                  TOOLS_ONLY=1: those checks alone, not the tree's;
+#                  TOOLS_FILL=N: N idle domUs besides the three (default 5);
+#                  TOOLS_VCPUS=N: vCPUs a domU (default 4);
+#                  TOOLS_TIME_ONLY=1: the domUs, then only the time per
+#                  xenstat_get_node(), both libraries, alternating
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -46,6 +63,7 @@ case $XEN_VERSION in
 4.22 | master)
     TREE_OUT=$("$REPO/xen/build-xen-tree.sh" out) || exit 1
     V=${TREE_OUT##*/out}
+    [ "${TOOLS_SERIES:-0}" = 1 ] && V=$V-tools
     ;;
 esac
 WORK=${WORK:-$REPO/build-xen-hv/e2e$V}
@@ -58,6 +76,10 @@ MEM=${MEM:-2048}
 B=$WORK/build
 rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
 if [ -n "$TREE_OUT" ]; then
+    if [ "${TOOLS_SERIES:-0}" = 1 ]; then
+        export XEN_TOOLS_ROOT=${XEN_TOOLS_ROOT:-$TREE_OUT/dist-tools}
+        [ -x "$XEN_TOOLS_ROOT/usr/sbin/xentop" ] || { echo "no tools series in $XEN_TOOLS_ROOT (xen/build-xen-tools.sh)" >&2; exit 1; }
+    fi
     export XEN_TOOLS_ROOT=${XEN_TOOLS_ROOT:-$TREE_OUT/dist}
     [ -x "$XEN_TOOLS_ROOT/usr/sbin/xl" ] || { echo "no tools in $XEN_TOOLS_ROOT (make xen-tree)" >&2; exit 1; }
     for t in qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static; do
@@ -66,6 +88,9 @@ if [ -n "$TREE_OUT" ]; then
     done
     export TRIXIE_ROOT
     TRIXIE_ROOT=$("$REPO/xen/build-xen-tree.sh" chroot) || exit 1
+    # XENSTATS built elsewhere against the tree's tools (see
+    # docs/hypervisor.md): the Debian 13 root its libraries come from
+    [ -n "${XEN_TREE_SYSROOT:-}" ] && TRIXIE_ROOT=$XEN_TREE_SYSROOT
     # Debian 13's kernel, through the chroot's apt
     E2E_DIR=${E2E_DIR:-$REPO/build-e2e-tree}
     PKGROOT=$E2E_DIR/pkgroot
@@ -94,6 +119,15 @@ if [ -n "$TREE_OUT" ]; then
             -o "$IB/$c" "/src/tests/e2e/$c.c" -L"$IN/usr/lib" \
             -Wl,-rpath-link,"$IN/usr/lib" -lxenctrl -lxenforeignmemory || exit 1
     done
+    if [ "${TOOLS_SERIES:-0}" = 1 ]; then
+        # libxenstat's figures against getvcpuinfo, and its time per call
+        # (-DTIME_ONLY: today's API only, so the stock library runs it too)
+        for c in xenstat-check:-DXS_ALL xenstat-time:-DTIME_ONLY; do
+            "$REPO/xen/build-xen-tree.sh" exec gcc -O2 -Wall -Wextra -Werror "${c#*:}" -I"$IN/usr/include" \
+                -o "$IB/${c%%:*}" /src/tests/e2e/xenstat-check.c -L"$IN/usr/lib" \
+                -Wl,-rpath-link,"$IN/usr/lib" -lxenstat -lxenctrl || exit 1
+        done
+    fi
     XENSTATS=${XENSTATS:-none}
     # the checks only a tree's series passes (a vCPU set online after
     # publication, Domain-0's own records, its tools/tests checker)
@@ -145,6 +179,20 @@ initramfs_base "$R"
 initramfs_dom0_tools "$R"
 initramfs_bin "$R" "$B/vcpustats-check" /usr/bin/vcpustats-check
 [ -f "$B/stats-rewrite" ] && initramfs_bin "$R" "$B/stats-rewrite" /usr/bin/stats-rewrite
+if [ "${TOOLS_SERIES:-0}" = 1 ]; then
+    initramfs_bin "$R" "$B/xenstat-check" /usr/bin/xenstat-check
+    initramfs_bin "$R" "$B/xenstat-time" /usr/bin/xenstat-time
+    # the stock xentop and libxenstat of the same tree
+    mkdir -p "$R/opt/stock/lib"
+    cp -L "$TREE_OUT/dist/usr/sbin/xentop" "$R/opt/stock/xentop"
+    cp -L "$TREE_OUT"/dist/usr/lib/libxenstat.so.[0-9]* "$R/opt/stock/lib/"
+    install -m644 "$HERE/tools-checks.sh" "$R/tools-checks.sh"
+    case " ${DOM0_EXTRA:-} " in *" xt_tools "*) ;; *) DOM0_EXTRA="${DOM0_EXTRA:-} xt_tools" ;; esac
+    [ "${TOOLS_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only"
+    [ -n "${TOOLS_FILL:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_fill=$TOOLS_FILL"
+    [ -n "${TOOLS_VCPUS:-}" ] && DOM0_EXTRA="$DOM0_EXTRA xt_vcpus=$TOOLS_VCPUS"
+    [ "${TOOLS_TIME_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only xt_time_only"
+fi
 if [ "$XENSTATS" != none ]; then
     initramfs_xenstats "$R" "$XENSTATS"
 fi
@@ -189,7 +237,7 @@ while kill -0 $QPID 2>/dev/null; do
 done
 wait $QPID
 echo "[host] QEMU ran $(($(date +%s) - start)) s"
-grep -a "XT: \|XENTEST-\|XT-REWRITE-\|Xen version\|(XEN) \*\*\*\|Panic\|FATAL" "$LOG" | tr -d '\r'
+grep -a "XT: \|XENTEST-\|XT-REWRITE-\|Xen version\|(XEN) \*\*\*\|Panic\|FATAL\|vcpu_stats cost" "$LOG" | tr -d '\r'
 # Xen's own alarms: a crash, a failed assertion, a BUG or WARN (the debug
 # build's checks) anywhere in the log fail the run
 XEN_ALARM='\(XEN\).*(Assertion .* failed|Xen BUG at|Xen WARN at|FATAL|Panic on CPU|Xen call trace)'
