@@ -3,7 +3,7 @@
 BUILD ?= build
 
 .PHONY: all test e2e-xen clean-e2e xen-hypervisor xen-hypervisor-e2e e2e-lifecycle kmod kmod-check kmod-checkpatch e2e-kmod e2e-units \
-	xen-tree xen-tree-e2e xen-cross-arm64 xen-rewrite-test xen-tools xen-tools-e2e
+	xen-tree xen-tree-e2e xen-cross-arm64 xen-rewrite-test xen-tools xen-tools-e2e barrier-arm64
 
 all:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -19,6 +19,12 @@ test:
 # xenstats cross-built (scripts/cross/arm64.sh; logs in build-e2e-arm64/logs).
 e2e-xen:
 	tests/e2e/xen/run.sh
+
+# The vCPU statistics reader's barriers on arm64: LDAR and DMB ISHLD in a
+# cross build, and the concurrency test built for arm64 under qemu-aarch64
+# (tests/arm64/barrier.sh; what emulation on x86 can and cannot show).
+barrier-arm64:
+	tests/arm64/barrier.sh
 
 clean-e2e:
 	rm -rf build-e2e/img build-e2e/root-dom0 build-e2e/root-domu build-e2e/logs

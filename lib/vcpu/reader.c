@@ -190,6 +190,26 @@ int xenstats_vcpu_layout_parse(const void *mem, size_t len, struct xenstats_vcpu
 #endif
 
 /*
+ * The reader's two barriers.  On arm64, whose memory model lets loads pass
+ * loads, the acquire load of a sequence number is LDAR (no later load of
+ * the record is taken before it) and the acquire fence between the copy and
+ * the second read of the numbers is DMB ISHLD (no load of the copy is taken
+ * after that read).  They pair with the writer's barriers around its
+ * stores (Xen's smp_wmb(), DMB ISHST; XEN_VCPU_STATS_WMB() here).  On x86
+ * both are plain loads and a compiler barrier: x86 keeps loads in order.
+ * tests/arm64/barrier.sh checks the arm64 instructions in a cross build and
+ * builds this file once more with XENSTATS_TEST_NO_READ_BARRIER, which
+ * keeps only the compiler barriers (no other build sets it).
+ */
+#ifdef XENSTATS_TEST_NO_READ_BARRIER
+#define SEQ_ACQUIRE __ATOMIC_RELAXED
+#define READ_FENCE() __asm__ __volatile__("" ::: "memory")
+#else
+#define SEQ_ACQUIRE __ATOMIC_ACQUIRE
+#define READ_FENCE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
+
+/*
  * Records taken in one pass of the protocol.  A record's copy is good only
  * if no update of it overlapped the whole pass, not just its own copy, so
  * a long pass retries more under a busy writer; 16 records (1 KiB at the
@@ -254,13 +274,13 @@ static inline __attribute__((always_inline)) uint64_t copy_pass(const unsigned c
 
     for (i = first; i < first + n; i++) {
         const unsigned char *record = records + (size_t)i * stride;
-        uint32_t seq = load_seq(record, __ATOMIC_ACQUIRE);
+        uint32_t seq = load_seq(record, SEQ_ACQUIRE);
 
         odd |= seq;
         sum += seq;
         ops->take(sink, i, record, seq);
     }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    READ_FENCE();
     /*
      * A sequence number only moves forward, so when no number was odd and
      * their sum (mod 2^32) is unchanged, none moved, unless the writers made

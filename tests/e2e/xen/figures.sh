@@ -213,9 +213,19 @@ figures_checks() {
     xl unpause "$DOMID"
     [ $x = 0 ] && retry 5 sh -c "! grep -q '^dom $DOMID state .*paused' /tmp/flat.txt"
     res figures-pause $? "xl pause shows paused, xl unpause shows it no more"
-    xl mem-set "$DOMID" 160m
-    retry 12 sh -c "grep -q '^dom $DOMID memory_target $((160 * mib))\$' /tmp/flat.txt"
-    res figures-mem-set $? "xl mem-set 160m moves the balloon target ($(fig dom "$DOMID" memory_target)) and then memory ($(fig dom "$DOMID" memory))"
+    xl mem-set "$DOMID" 160m 2>/tmp/mem-set.err
+    x=$?
+    sed 's/^/XT: xl mem-set: /' /tmp/mem-set.err
+    # Debian 12's arm64 xl (4.17.7) aborts here on an assertion in libxl
+    # (libxl_defbool_val) and the target stays as it was: a failure of
+    # Xen's tool, not of xenstats, so on Arm that abort alone is shown and
+    # not counted (any other failure of xl, or on x86, fails the check)
+    if [ $x = 134 ] && [ "$(uname -m)" = aarch64 ] && grep -q libxl_defbool_val /tmp/mem-set.err; then
+        say "SKIP figures-mem-set: xl mem-set itself aborted on this arm64 dom0 (above); nothing to compare"
+    else
+        [ $x = 0 ] && retry 12 sh -c "grep -q '^dom $DOMID memory_target $((160 * mib))\$' /tmp/flat.txt"
+        res figures-mem-set $? "xl mem-set 160m moves the balloon target ($(fig dom "$DOMID" memory_target)) and then memory ($(fig dom "$DOMID" memory))"
+    fi
 }
 
 # The agent's CPU against Debian's xentop over the same domains for 60 s,
