@@ -142,7 +142,8 @@ int emu_run_options_load(struct emu_run_options *o, char *err, size_t errlen)
         return -ENOMEM;
     }
     if (ncfg) {
-        memcpy(all, o->specs, o->nspecs * sizeof(char *));
+        if (o->nspecs) /* no -D: specs is NULL, which memcpy may not take */
+            memcpy(all, o->specs, o->nspecs * sizeof(char *));
         memcpy(all + o->nspecs, cfg, ncfg * sizeof(char *));
         free(cfg);
         free(o->specs);

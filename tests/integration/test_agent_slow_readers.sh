@@ -48,9 +48,13 @@ curl -sf "$URL/metrics" | grep -q "^xenstats_agent_domains $((DOMAINS + 1))\$" |
 size=$(curl -sf "$URL/metrics" | wc -c)
 pass "the agent samples $DOMAINS domains; /metrics is $size bytes"
 
-python3 - "$port" "$AGENT" "$DEADLINE" <<'PY' || fail "slow readers: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
+# ASan's redzones and quarantine multiply what every allocation holds: a
+# sanitized build checks the rest, the plain builds the memory
+SANITIZED=0
+if grep -q __asan_init "$XENSTATS" 2>/dev/null; then SANITIZED=1; fi
+python3 - "$port" "$AGENT" "$DEADLINE" "$SANITIZED" <<'PY' || fail "slow readers: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
 import gzip, socket, subprocess, sys, threading, time
-port, pid, deadline = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+port, pid, deadline, sanitized = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 READERS, RATE, SECONDS = 128, 8, 24
 stop, no_reopen = threading.Event(), threading.Event()
 lock = threading.Lock()
@@ -169,12 +173,16 @@ print(f"{READERS} slow readers ({opened[0]} requests), {SECONDS} s: VmRSS max {m
       f"VmHWM {hwm:.1f} MiB; scrapes: {len(scrapes['gzip'])} gzip, {len(scrapes['plain'])} plain, "
       f"{len(bad)} gzip failed, {plain_cut} plain cut, worst {worst:.2f} s; readers' connections the agent held: {held_at_stop}, "
       f"{deadline + 1:.0f} s later {held_after}")
-assert hwm < 64, f"VmHWM {hwm:.1f} MiB: the readers pin more than the 64 MiB goal allows"
+assert sanitized or hwm < 64, f"VmHWM {hwm:.1f} MiB: the readers pin more than the 64 MiB goal allows"
 assert not bad, f"scrapes failed: {bad[:5]}"
 assert held_at_stop == 8, f"{held_at_stop} of 8 new readers answered: the deadline is not tested"
 assert held_after == 0, f"{held_after} responses outlived their {deadline:.0f} s deadline"
 PY
-pass "128 slow readers at $DOMAINS domains: VmHWM under 64 MiB, every gzip scrape answered, none past the deadline"
+if [ "$SANITIZED" = 1 ]; then
+    pass "128 slow readers at $DOMAINS domains: every gzip scrape answered, none past the deadline (memory: not measured under ASan)"
+else
+    pass "128 slow readers at $DOMAINS domains: VmHWM under 64 MiB, every gzip scrape answered, none past the deadline"
+fi
 
 m=$(curl -sf "$URL/metrics")
 echo "$m" | grep -Eq '^xenstats_agent_http_expired_responses_total [1-9]' || fail "expired responses not counted"
