@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "test_files.h"
+
 #include "top/format.h"
 #include "top/http.h"
 #include "top/snapshot.h"
@@ -24,26 +26,7 @@
 
 static char *read_fixture(const char *name, size_t *ret_len)
 {
-    const char *root = getenv("XENSTATS_SOURCE_ROOT");
-    char path[4096];
-    FILE *f;
-    char *buf;
-    long len;
-
-    snprintf(path, sizeof(path), "%s/tests/top/fixtures/%s", root ? root : ".", name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    len = ftell(f);
-    assert_true(len > 0);
-    rewind(f);
-    buf = malloc((size_t)len + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = '\0';
-    fclose(f);
-    *ret_len = (size_t)len;
-    return buf;
+    return top_test_file("fixtures", name, ret_len);
 }
 
 static struct top_snapshot *parse_fixture(const char *name)

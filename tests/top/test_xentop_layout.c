@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "test_files.h"
+
 #include "top/xentop.h"
 #include "xentop/scenario.h"
 
@@ -26,27 +28,7 @@
 
 static char *read_file(const char *name, size_t *ret_len)
 {
-    const char *root = getenv("XENSTATS_SOURCE_ROOT");
-    char path[4096];
-    FILE *f;
-    char *buf;
-    long len;
-
-    snprintf(path, sizeof(path), "%s/tests/top/xentop/%s", root ? root : ".", name);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    len = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)len + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = '\0';
-    fclose(f);
-    if (ret_len)
-        *ret_len = (size_t)len;
-    return buf;
+    return top_test_file("xentop", name, ret_len);
 }
 
 /* The model xentop_model.c would make of the scenario's round r, read at `ns`. */
