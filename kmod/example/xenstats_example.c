@@ -12,6 +12,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/utsname.h>
+#include <linux/version.h>
 
 #include "../xenstats_provider.h"
 
@@ -93,8 +94,14 @@ static int __init example_init(void)
 	if (r)
 		goto fail;
 	if (timer_us) {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+		/* hrtimer_init() is gone from 6.15 */
+		hrtimer_setup(&timer, tick, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_HARD);
+#else
 		hrtimer_init(&timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 		timer.function = tick;
+#endif
 		hrtimer_start(&timer, ns_to_ktime((u64)timer_us * NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_HARD);
 	}
