@@ -388,9 +388,29 @@ static const struct top_vcpu *find_vcpu(const struct top_domain *d, uint32_t vcp
     return bsearch(&key, d->vcpus, d->nr_vcpu_rows, sizeof(*d->vcpus), cmp_vcpu);
 }
 
+/*
+ * The interval a vCPU's shares are taken over. When all four runstate times
+ * are known, their sum advances with the hypervisor's clock, at which the
+ * times were projected: the shares are then of that clock's interval and add
+ * up to 100 %, whatever time passed between reading the clock and stamping
+ * the snapshot (a busy host, a slow build). Otherwise, the snapshots' own
+ * interval.
+ */
+static double vcpu_interval(const struct top_vcpu *v, const struct top_vcpu *pv, double dt)
+{
+    double sum = 0;
+
+    for (unsigned int s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
+        if (!v->time_valid[s] || !pv->time_valid[s] || v->time[s] < pv->time[s])
+            return dt;
+        sum += v->time[s] - pv->time[s];
+    }
+    return sum > 0 ? sum : dt;
+}
+
 void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *prev)
 {
-    double dt;
+    double dt, vdt;
     size_t i, j;
     unsigned int s;
 
@@ -415,10 +435,11 @@ void top_snapshot_rates(struct top_snapshot *cur, const struct top_snapshot *pre
 
             if (!pv)
                 continue;
+            vdt = vcpu_interval(v, pv, dt);
             for (s = 0; s < XENSTATS_VCPU_NR_RUNSTATES; s++) {
                 if (!v->time_valid[s] || !pv->time_valid[s] || v->time[s] < pv->time[s])
                     continue;
-                v->share[s] = (v->time[s] - pv->time[s]) / dt;
+                v->share[s] = (v->time[s] - pv->time[s]) / vdt;
                 v->share_valid[s] = true;
                 sum[s] += v->share[s];
                 count[s]++;

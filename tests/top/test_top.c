@@ -154,6 +154,39 @@ static void test_shares(void **state)
     top_snapshot_free(b);
 }
 
+/*
+ * The host's clock and the snapshot's stamp are read at different moments:
+ * 1.05 s between the stamps, 1.0 s on the clock the four times advanced
+ * by. The shares are of the latter and add up to 100 %; a vCPU with a time
+ * unknown falls back to the stamps' interval.
+ */
+static void test_shares_on_the_host_clock(void **state)
+{
+    const char *one = "{\"version\":1,\"monotonic_ns\":1000000000,\"domains\":[{\"domid\":1,\"name\":\"a\","
+                      "\"vcpus\":[{\"vcpu\":0,\"running\":5,\"runnable\":1,\"blocked\":1,\"offline\":0},"
+                      "{\"vcpu\":1,\"running\":5,\"runnable\":1,\"blocked\":null,\"offline\":0}]}]}";
+    const char *two = "{\"version\":1,\"monotonic_ns\":2050000000,\"domains\":[{\"domid\":1,\"name\":\"a\","
+                      "\"vcpus\":[{\"vcpu\":0,\"running\":5.25,\"runnable\":1,\"blocked\":1.75,\"offline\":0},"
+                      "{\"vcpu\":1,\"running\":5.21,\"runnable\":1,\"blocked\":null,\"offline\":0}]}]}";
+    struct top_snapshot *a = NULL, *b = NULL;
+    const struct top_vcpu *v0, *v1;
+    char err[128];
+
+    (void)state;
+    assert_int_equal(top_snapshot_parse(one, strlen(one), &a, err, sizeof(err)), 0);
+    assert_int_equal(top_snapshot_parse(two, strlen(two), &b, err, sizeof(err)), 0);
+    top_snapshot_rates(b, a);
+    v0 = &b->domains[0].vcpus[0];
+    v1 = &b->domains[0].vcpus[1];
+    assert_float_equal(v0->share[0], 0.25, 1e-9);
+    assert_float_equal(v0->share[2], 0.75, 1e-9);
+    assert_float_equal(v0->share[0] + v0->share[1] + v0->share[2] + v0->share[3], 1.0, 1e-9);
+    assert_float_equal(v1->share[0], 0.21 / 1.05, 1e-9);
+    assert_false(v1->share_valid[2]);
+    top_snapshot_free(a);
+    top_snapshot_free(b);
+}
+
 static void test_counter_going_backwards(void **state)
 {
     const char *one = "{\"version\":1,\"monotonic_ns\":1000000000,\"domains\":[{\"domid\":1,\"name\":\"a\","
@@ -523,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_contract),
         cmocka_unit_test(test_shares),
+        cmocka_unit_test(test_shares_on_the_host_clock),
         cmocka_unit_test(test_counter_going_backwards),
         cmocka_unit_test(test_sort),
         cmocka_unit_test(test_hostile_strings),
