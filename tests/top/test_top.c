@@ -154,6 +154,16 @@ static void test_shares(void **state)
     top_snapshot_free(b);
 }
 
+/* parse_pair: two snapshots from JSON texts, the second's rates over the first */
+static void parse_pair(const char *one, const char *two, struct top_snapshot **a, struct top_snapshot **b)
+{
+    char err[128];
+
+    assert_int_equal(top_snapshot_parse(one, strlen(one), a, err, sizeof(err)), 0);
+    assert_int_equal(top_snapshot_parse(two, strlen(two), b, err, sizeof(err)), 0);
+    top_snapshot_rates(*b, *a);
+}
+
 /*
  * The host's clock and the snapshot's stamp are read at different moments:
  * 1.05 s between the stamps, 1.0 s on the clock the four times advanced
@@ -170,12 +180,9 @@ static void test_shares_on_the_host_clock(void **state)
                       "{\"vcpu\":1,\"running\":5.21,\"runnable\":1,\"blocked\":null,\"offline\":0}]}]}";
     struct top_snapshot *a = NULL, *b = NULL;
     const struct top_vcpu *v0, *v1;
-    char err[128];
 
     (void)state;
-    assert_int_equal(top_snapshot_parse(one, strlen(one), &a, err, sizeof(err)), 0);
-    assert_int_equal(top_snapshot_parse(two, strlen(two), &b, err, sizeof(err)), 0);
-    top_snapshot_rates(b, a);
+    parse_pair(one, two, &a, &b);
     v0 = &b->domains[0].vcpus[0];
     v1 = &b->domains[0].vcpus[1];
     assert_float_equal(v0->share[0], 0.25, 1e-9);
@@ -196,12 +203,9 @@ static void test_counter_going_backwards(void **state)
                       "\"vcpus\":[{\"vcpu\":0,\"running\":4,\"runnable\":1.5,\"blocked\":null,\"offline\":0,"
                       "\"state_changes\":3}]}]}";
     struct top_snapshot *a = NULL, *b = NULL;
-    char err[128];
 
     (void)state;
-    assert_int_equal(top_snapshot_parse(one, strlen(one), &a, err, sizeof(err)), 0);
-    assert_int_equal(top_snapshot_parse(two, strlen(two), &b, err, sizeof(err)), 0);
-    top_snapshot_rates(b, a);
+    parse_pair(one, two, &a, &b);
     assert_false(b->domains[0].vcpus[0].share_valid[0]); /* went backwards */
     assert_true(b->domains[0].vcpus[0].share_valid[1]);
     assert_float_equal(b->domains[0].vcpus[0].share[1], 0.5, 1e-12);
