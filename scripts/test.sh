@@ -277,7 +277,11 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ] && [ "${XEN_TREES:-1}" != 0 ]
         if XEN_VERSION=$v xen_step "xen-tree-$v (upstream $v + xen/patches/$v: hypervisor and tools)" 2700 \
             "build-xen-hv/make-tree-$v.log" \
             sh -c "xen/build-xen-tree.sh >build-xen-hv/make-tree-$v.log 2>&1 || { tail -40 build-xen-hv/make-tree-$v.log; exit 1; }"; then
-            TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e-$v/logs/serial.log XEN_VERSION=$v xen_step \
+            # 4.22: with xenstats built against the tree's tools, so that
+            # xenstats' own checks run on the newest release too
+            xs=none
+            [ "$v" = 4.22 ] && xs=tree
+            TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e-$v/logs/serial.log XEN_VERSION=$v XENSTATS=$xs xen_step \
                 "xen-tree-e2e-$v (Xen $v with its own tools under QEMU)" 900 build-xen-hv/e2e-$v/logs/serial.log \
                 tests/e2e/xen-hv/run.sh
             # The tools series (xen/patches/tools: libxenstat, xentop) on
