@@ -24,7 +24,8 @@
 #   FULL=1                     adds the long hypervisor builds and boots:
 #                              every port cross-built for arm64, release
 #                              and debug, the 4.22 tree and its boot, the
-#                              debug master build and the rewrite test,
+#                              debug master and 4.22 builds and the rewrite
+#                              test on each,
 #                              and the tools series (xen/patches/tools)
 #                              on both trees, booted on master with and
 #                              without the hypervisor series
@@ -276,7 +277,11 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ] && [ "${XEN_TREES:-1}" != 0 ]
         if XEN_VERSION=$v xen_step "xen-tree-$v (upstream $v + xen/patches/$v: hypervisor and tools)" 2700 \
             "build-xen-hv/make-tree-$v.log" \
             sh -c "xen/build-xen-tree.sh >build-xen-hv/make-tree-$v.log 2>&1 || { tail -40 build-xen-hv/make-tree-$v.log; exit 1; }"; then
-            TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e-$v/logs/serial.log XEN_VERSION=$v xen_step \
+            # 4.22: with xenstats built against the tree's tools, so that
+            # xenstats' own checks run on the newest release too
+            xs=none
+            [ "$v" = 4.22 ] && xs=tree
+            TIMEOUT=${TIMEOUT:-600} LOG=build-xen-hv/e2e-$v/logs/serial.log XEN_VERSION=$v XENSTATS=$xs xen_step \
                 "xen-tree-e2e-$v (Xen $v with its own tools under QEMU)" 900 build-xen-hv/e2e-$v/logs/serial.log \
                 tests/e2e/xen-hv/run.sh
             # The tools series (xen/patches/tools: libxenstat, xentop) on
@@ -309,6 +314,11 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ] && [ "${XEN_TREES:-1}" != 0 ]
     if [ "${FULL:-0}" = 1 ] && tree_series master && [ -d xen/patches/master-writable ]; then
         TIMEOUT=${TIMEOUT:-900} xen_step "xen-rewrite-test (a writable mapping rewritten, debug master)" 3000 \
             build-xen-hv/out-master-debug-master-writable/e2e/logs/serial.log scripts/rewrite-test.sh
+    fi
+    # the same on 4.22 (its release tree is built above)
+    if [ "${FULL:-0}" = 1 ] && tree_series 4.22 && [ -d xen/patches/4.22-writable ]; then
+        TIMEOUT=${TIMEOUT:-900} XEN_VERSION=4.22 xen_step "xen-rewrite-test-4.22 (a writable mapping rewritten, debug 4.22)" \
+            3000 build-xen-hv/out-4.22-debug-4.22-writable/e2e/logs/serial.log scripts/rewrite-test.sh
     fi
     # arm64 by default: master's release build (what upstream reviews),
     # 2-4 min cold on 2 idle cores; FULL=1 adds master's debug build (the

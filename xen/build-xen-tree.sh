@@ -27,6 +27,11 @@
 #        xen/build-xen-tree.sh exec CMD... run CMD in the chroot, with this
 #                         repository at /src and XEN_HV_DIR at /hv
 #        xen/build-xen-tree.sh out         print the output directory
+#        xen/build-xen-tree.sh xenstats    x86_64: xenstats built against the
+#                         tree's tools (after a build), in a copy of the
+#                         chroot with xenstats' build dependencies
+#                         (<chroot>-xenstats, the root its libraries come
+#                         from in dom0); prints the binary's path
 #
 # Environment:
 #   XEN_VERSION   4.22 (default), master; with XEN_ARCH=arm64 also 4.17, 4.20
@@ -60,7 +65,7 @@ die() { printf '[xen-tree] ERROR: %s\n' "$*" >&2; exit 1; }
 
 case ${1:-build} in
 -h | --help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-build | chroot | exec | out) CMD=${1:-build}; [ $# -gt 0 ] && shift ;;
+build | chroot | exec | out | xenstats) CMD=${1:-build}; [ $# -gt 0 ] && shift ;;
 *) die "unknown command '$1' (see --help)" ;;
 esac
 
@@ -208,6 +213,65 @@ if [ "$CMD" = exec ]; then
     exit $rc
 fi
 
+# xenstats for a dom0 running the tree's tools: linked against the tree's
+# libraries (libxenctrl's soname is the release's), built with meson in a
+# copy of the build chroot that has xenstats' build dependencies too, so
+# that the Xen build chroot itself stays as Xen's build needs it
+XS_DEPS="meson ninja-build pkgconf libjson-c-dev libmicrohttpd-dev libncurses-dev zlib1g-dev libyaml-dev libcrypt-dev
+libgnutls28-dev"
+if [ "$CMD" = xenstats ]; then
+    [ $XEN_ARCH = x86_64 ] || die "xenstats: x86_64 trees only"
+    [ -x "$OUT/dist/usr/sbin/xl" ] || die "no tools in $OUT/dist: build the tree first"
+    [ -d "$OUT/dist/usr/lib/pkgconfig" ] || die "$OUT/dist has no usr/lib/pkgconfig: build the tree again"
+    XS=$CH-xenstats
+    mkdir -p "$XEN_CACHE"
+    exec 7>"$XEN_CACHE/.xenstats-root.lock"
+    flock 7
+    # shellcheck disable=SC2086
+    if [ "$(cat "$XS/.xenstats-packages" 2>/dev/null)" != "$(echo $XS_DEPS)" ]; then
+        t0=$(date +%s)
+        make_chroot
+        unmount_all
+        if findmnt -rn -o TARGET | grep -q "^$CH/"; then die "something is mounted in $CH: not copying it"; fi
+        rm -rf "$XS" "$XS.tmp"
+        cp -a "$CH" "$XS.tmp"
+        exec 8>&- # the build chroot is free again
+        mount --bind /proc "$XS.tmp/proc" && MOUNTS+=("$XS.tmp/proc")
+        # shellcheck disable=SC2086
+        { chroot "$XS.tmp" apt-get -q update && chroot "$XS.tmp" env DEBIAN_FRONTEND=noninteractive \
+            "${NICE[@]}" apt-get -q -y install --no-install-recommends $XS_DEPS; } >"$XEN_CACHE/xenstats-apt.log" 2>&1 ||
+            { tail -20 "$XEN_CACHE/xenstats-apt.log" >&2; die "installing xenstats' build dependencies failed"; }
+        chroot "$XS.tmp" apt-get clean
+        unmount_all
+        echo $XS_DEPS >"$XS.tmp/.xenstats-packages"
+        mv "$XS.tmp" "$XS"
+        log "xenstats build root $XS: $(($(date +%s) - t0)) s"
+    fi
+    # the tree's tools where its .pc files say, then the build
+    XT=/opt/xen-tree$suffix
+    rm -rf "$XS$XT"
+    mkdir -p "$XS$XT"
+    cp -a "$OUT/dist/usr" "$XS$XT/"
+    sed -i -E "s#^(prefix|exec_prefix|includedir|libdir)=/usr([/]|\$)#\1=$XT/usr\2#" "$XS$XT"/usr/lib/pkgconfig/*.pc
+    grep -q "^libdir=$XT/usr/lib\$" "$XS$XT/usr/lib/pkgconfig/xencontrol.pc" || die "no libdir=/usr/lib in the tree's xencontrol.pc"
+    for d in proc src hv; do mkdir -p "$XS/$d"; done
+    mount --bind /proc "$XS/proc" && MOUNTS+=("$XS/proc")
+    mount --bind "$REPO" "$XS/src" && MOUNTS+=("$XS/src")
+    mkdir -p "$HV"
+    mount --bind "$HV" "$XS/hv" && MOUNTS+=("$XS/hv")
+    XB=/hv/${OUT#"$HV"/}/xenstats-build
+    t0=$(date +%s)
+    chroot "$XS" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        PKG_CONFIG_PATH=$XT/usr/lib/pkgconfig CFLAGS="-I$XT/usr/include" LDFLAGS="-Wl,-rpath-link,$XT/usr/lib" \
+        "${NICE[@]}" sh -c \
+        "{ [ -f $XB/build.ninja ] || { rm -rf $XB && meson setup $XB /src -Dtests=false --buildtype=debugoptimized; }; } &&
+         ninja -j$JOBS -C $XB xenstats xenstats-agent xenstats-top" >"$OUT/xenstats-build.log" 2>&1 ||
+        { tail -30 "$OUT/xenstats-build.log" >&2; die "xenstats build against $NAME's tools failed"; }
+    log "xenstats against $NAME's tools: $(($(date +%s) - t0)) s ($XS)"
+    echo "$OUT/xenstats-build/xenstats"
+    exit 0
+fi
+
 # --- build ------------------------------------------------------------------
 mkdir -p "$HV/src" "$OUT"
 exec 9>"$HV/.tree$suffix.lock"
@@ -346,6 +410,9 @@ if [ "$TOOLS" = 1 ]; then
     timed "tools $NAME" $(($(date +%s) - t0))
     no_warnings "$OUT/tools-build.log"
     rm -rf "$OUT/dist"
+    # each directory's install puts its .pc into usr/lib/pkgconfig, which
+    # no install makes: without it the first one became a file of that name
+    mkdir -p "$OUT/dist/usr/lib/pkgconfig"
     inst_cmd="make -C tools/include install DESTDIR=$IN_OUT/dist" # Xen's public headers
     for d in $dirs; do
         case $d in

@@ -31,6 +31,9 @@
 #                  Work directory build-xen-hv/e2e-<version>[-debug...].
 #                  XEN_TOOLS_ROOT=DIR takes the tools from another build
 #                  of the same tree (a DESTDIR inside build-xen-hv)
+#   XENSTATS=tree  (4.22 or master) xenstats built against the tree's
+#                  tools (`xen/build-xen-tree.sh xenstats`), so that dom0
+#                  runs xenstats' checks too (xenstats vcpu, the agent)
 #   XEN_TREE_SYSROOT=DIR  with XENSTATS=path: a Debian 13 root holding the
 #                  libraries that binary needs (a copy of the build chroot
 #                  with xenstats' build dependencies and the tree's tools)
@@ -88,6 +91,13 @@ if [ -n "$TREE_OUT" ]; then
     done
     export TRIXIE_ROOT
     TRIXIE_ROOT=$("$REPO/xen/build-xen-tree.sh" chroot) || exit 1
+    # XENSTATS=tree: xenstats built against the tree's tools, in a copy of
+    # the build chroot with xenstats' build dependencies, which is the
+    # Debian 13 root its other libraries come from
+    if [ "${XENSTATS:-}" = tree ]; then
+        XENSTATS=$("$REPO/xen/build-xen-tree.sh" xenstats) || exit 1
+        XEN_TREE_SYSROOT=$TRIXIE_ROOT-xenstats
+    fi
     # XENSTATS built elsewhere against the tree's tools (see
     # docs/hypervisor.md): the Debian 13 root its libraries come from
     [ -n "${XEN_TREE_SYSROOT:-}" ] && TRIXIE_ROOT=$XEN_TREE_SYSROOT
