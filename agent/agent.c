@@ -78,6 +78,7 @@ struct agent {
     pthread_cond_t render_wake;
     struct export_snapshot *to_render; /* the newest round not yet taken by the renderer */
     uint64_t to_render_round;
+    bool render_busy; /* the renderer is at a round */
     bool render_stop;
     struct rendering *rendered[3];  /* the newest made ahead, by enum export_format */
     uint64_t render_ns[3];          /* atomic: how long the last gzip rendering took, by format */
@@ -217,12 +218,14 @@ static void *renderer_main(void *arg)
         s = a->to_render;
         round = a->to_render_round;
         a->to_render = NULL;
+        a->render_busy = true;
         pthread_mutex_unlock(&a->render_lock);
         for (int f = 0; f < 3; f++)
             if (render_due(a, f, monotonic_ns()))
                 render_ahead(a, s, round, f);
         export_snapshot_unref(s);
         pthread_mutex_lock(&a->render_lock);
+        a->render_busy = false;
     }
     pthread_mutex_unlock(&a->render_lock);
     return NULL;
@@ -250,8 +253,11 @@ static void queue_render(struct agent *a, struct export_snapshot *s, uint64_t ro
 /*
  * The newest rendering of `format` made ahead, with a reference, if it is
  * recent enough for a scrape at round `current`: of the current round or
- * the one before, or older by the rounds its rendering takes.  NULL when
- * there is none (the caller renders the current round, and counts it).
+ * the one before, or older by the rounds its rendering takes, and by one
+ * more while the renderer is at a newer round or has one waiting (on a
+ * loaded machine it may be scheduled a round late: its copy comes soon,
+ * and a scrape waiting on a rendering of its own would come later).  NULL
+ * when there is none (the caller renders the current round, and counts it).
  */
 static struct rendering *rendering_for_request(struct agent *a, enum export_format format, uint64_t current)
 {
@@ -260,6 +266,8 @@ static struct rendering *rendering_for_request(struct agent *a, enum export_form
     struct rendering *r;
 
     pthread_mutex_lock(&a->render_lock);
+    if (a->render_busy || a->to_render)
+        behind++;
     r = a->rendered[format];
     if (r && r->round + behind >= current)
         __atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
@@ -337,9 +345,18 @@ static void publish_snapshot(struct agent *a)
 
 static void maybe_finish_round(struct agent *a)
 {
+    struct itimerspec next;
+
     if (a->collecting && collector_round_done(a->collector, monotonic_ns())) {
         a->collecting = false;
         publish_snapshot(a);
+        /* new domains are set up until the next round is due, less a tenth of the interval */
+        if (timerfd_gettime(a->tfd, &next) == 0) {
+            uint64_t left = (uint64_t)next.it_value.tv_sec * 1000000000ULL + (uint64_t)next.it_value.tv_nsec;
+
+            if (left > a->interval_ns / 10)
+                collector_idle(a->collector, monotonic_ns() + left - a->interval_ns / 10);
+        }
     }
 }
 

@@ -40,10 +40,12 @@
  * collector's thread.  On a host that starts with thousands of domains
  * that took minutes before the first round was done (2.3 domains a second
  * on a loaded emulated host of 4000).  So new domains are added to the
- * monitor in domid order a share of each round at a time: for at most
- * 1/ATTACH_SHARE of the interval (at least one domain a round), the rest
- * in the rounds after.  Their domain and vCPU figures are there from the
- * first round.
+ * monitor in domid order a share of each round at a time: at a round's
+ * start for 1/ATTACH_SHARE of the interval, and after its snapshot until
+ * the next round is due (collector_idle()); one is started only when the
+ * time left holds what one took on average, so a round keeps to its
+ * interval, but one a round goes anyway after a round that added none.
+ * Their domain and vCPU figures are there from the first round.
  */
 #define ATTACH_SHARE 4
 
@@ -87,8 +89,9 @@ struct collector {
     uint64_t round_start, round_deadline;
     uint64_t samples, errors;
     uint64_t rounds;
-    uint64_t attach_ns;        /* spent adding domains to the monitor this round */
+    uint64_t attach_avg_ns;    /* what adding a domain took, on average */
     uint32_t attached;         /* domains added this round */
+    bool starved;              /* none added in the last round while some waited */
     uint32_t pending;          /* domains left to add */
     int list_error; /* of the last domain list: 0, or a negative errno */
     bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
@@ -201,11 +204,11 @@ static void read_keys(struct collector *c, struct tracked *t, bool toolstack, bo
 
 /*
  * New domains' first reads of their xenstore nodes and their addition to
- * the monitor, within this round's share (ATTACH_SHARE).
+ * the monitor, as long as one more fits before until_ns (ATTACH_SHARE).
  */
-static void attach_pending(struct collector *c)
+static void attach_pending(struct collector *c, uint64_t until_ns)
 {
-    uint64_t budget = c->opts.interval_ns / ATTACH_SHARE, start = monotonic_ns();
+    uint64_t start = monotonic_ns();
     struct tracked *t;
     uint32_t left = 0;
     int r;
@@ -215,7 +218,7 @@ static void attach_pending(struct collector *c)
 
         if (!t->pv_pending && !keys)
             continue;
-        if (c->attached && c->attach_ns >= budget) {
+        if ((c->attached || !c->starved) && start + c->attach_avg_ns > until_ns) {
             left += t->pv_pending;
             continue;
         }
@@ -232,7 +235,8 @@ static void attach_pending(struct collector *c)
             }
         }
         c->attached++;
-        c->attach_ns += monotonic_ns() - start;
+        /* a moving average: the emulated host's answers come slower as it is loaded */
+        c->attach_avg_ns = c->attach_avg_ns ? (c->attach_avg_ns * 7 + (monotonic_ns() - start)) / 8 : monotonic_ns() - start;
         start = monotonic_ns();
     }
     if (left && left != c->pending)
@@ -321,7 +325,7 @@ int collector_dispatch(struct collector *c)
      * that its providers can publish before the next round asks them */
     if (c->monitor && xenstats_monitor_domains_introduced(c->monitor)) {
         refresh_domains(c);
-        attach_pending(c);
+        attach_pending(c, c->round_start + c->opts.interval_ns / ATTACH_SHARE);
     }
     return 0;
 }
@@ -388,10 +392,10 @@ void collector_begin(struct collector *c)
 
     c->round_start = monotonic_ns();
     c->rounds++;
-    c->attach_ns = 0;
+    c->starved = c->pending && !c->attached;
     c->attached = 0;
     refresh_domains(c);
-    attach_pending(c);
+    attach_pending(c, c->round_start + c->opts.interval_ns / ATTACH_SHARE);
     for (t = c->domains; t && !c->no_keys; t = t->next) {
         bool toolstack;
 
@@ -413,6 +417,12 @@ void collector_begin(struct collector *c)
         xenstats_monitor_request_all(c->monitor);
     c->collecting = true;
     c->round_deadline = c->round_start + c->opts.interval_ns / 2;
+}
+
+void collector_idle(struct collector *c, uint64_t until_ns)
+{
+    if (c->pending && !c->collecting)
+        attach_pending(c, until_ns);
 }
 
 bool collector_round_done(const struct collector *c, uint64_t now_ns)
