@@ -6,10 +6,12 @@
  * on an interval from one event loop, and serves the latest sample over
  * HTTP (libmicrohttpd, its own thread) as Prometheus/OpenMetrics text and
  * JSON.  Samples are immutable snapshots handed to HTTP threads by
- * reference, so scrapes never wait for sampling and vice versa; a gzip
- * rendering is made once per snapshot, a plain one is rendered as it is
- * sent (the text of a thousand domains is some 17 MB, held only while
- * more than four are sent at once).  --web-config adds
+ * reference, so scrapes never wait for sampling and vice versa.  gzip
+ * renderings are made after a round by a thread of their own, for the
+ * scrapes to come, and a scrape is sent the latest made (render ahead,
+ * below); a plain one is rendered as it is sent (the text of a thousand
+ * domains is some 17 MB, held only while more than four are sent at
+ * once).  --web-config adds
  * TLS and basic auth (web_config.h, http_auth.h).  A host that goes away
  * is looked for again (lose_host()), /healthz saying 503 meanwhile.
  */
@@ -69,8 +71,23 @@ struct agent {
     uint64_t gzip_period_ns[3];     /* atomic: the time between the last two of them */
     unsigned int streams;           /* atomic: plain renderings being sent */
 
-    pthread_mutex_t lock; /* current, last_complete_ns, unhealthy */
+    /* render ahead: the renderer thread and what it made */
+    pthread_t renderer;
+    bool renderer_running;
+    pthread_mutex_t render_lock; /* the members down to rendered[] */
+    pthread_cond_t render_wake;
+    struct export_snapshot *to_render; /* the newest round not yet taken by the renderer */
+    uint64_t to_render_round;
+    bool render_busy; /* the renderer is at a round */
+    bool render_stop;
+    struct rendering *rendered[3];  /* the newest made ahead, by enum export_format */
+    uint64_t render_ns[3];          /* atomic: how long the last gzip rendering took, by format */
+    uint64_t planned_for[3];        /* the renderer's: the predicted scrape last rendered for */
+    uint64_t renders_ahead, request_renders; /* atomic */
+
+    pthread_mutex_t lock; /* current, round, last_complete_ns, unhealthy */
     struct export_snapshot *current;
+    uint64_t round; /* current's: rounds published so far */
     uint64_t last_complete_ns;
     char unhealthy[192]; /* why /healthz says 503 whatever the rounds do; "" when nothing */
 };
@@ -104,41 +121,197 @@ static void usage(FILE *f)
 
 /* ---- the round ---------------------------------------------------------------- */
 
+/* ---- render ahead ------------------------------------------------------------ */
+
 /*
- * Compress now, in the sampler's thread, the formats a client asked for
- * with gzip in the last two intervals, or whose next scrape is due before
- * the next sample (a scraper keeps its period: Prometheus' 15 s, say, is
- * the time between its last two requests): the next scrape of them is then
- * only a transfer (the /metrics of a thousand domains takes tens of ms to
- * render and compress), and a scraper slower than the samples costs one
- * rendering per scrape as before.  A format nobody asks for costs nothing; a scrape
- * that comes during the work waits for it (the snapshot's memo) rather
- * than doing it again.  The old snapshot is released first, so its
- * encodings and this one's are not both held.
+ * A gzip rendering of one round, made ahead by the renderer thread and
+ * shared by the responses that send it.
  */
-static void prerender(struct agent *a, struct export_snapshot *s)
-{
-    uint64_t now = monotonic_ns();
+struct rendering {
+    unsigned int refs; /* atomic */
+    uint64_t round;
     size_t len;
+    char *data;
+};
 
-    for (int f = 0; f < 3; f++) {
-        uint64_t last = __atomic_load_n(&a->last_gzip_ns[f], __ATOMIC_RELAXED);
-        uint64_t period = __atomic_load_n(&a->gzip_period_ns[f], __ATOMIC_RELAXED);
-        /* this snapshot is served until the next one, an interval on */
-        bool due = period > 2 * a->interval_ns && period <= 600 * 1000000000ULL && last + period >= now &&
-                   last + period < now + a->interval_ns;
+static void rendering_unref(void *cls)
+{
+    struct rendering *r = cls;
 
-        if (!last || (now - last > 2 * a->interval_ns && !due))
-            continue;
-        if (!export_snapshot_render_encoded(s, (enum export_format)f, http_gzip_snapshot, &len))
-            log_debug("cannot render a snapshot ahead: %s", strerror(errno));
+    if (r && !__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL)) {
+        free(r->data);
+        free(r);
     }
 }
+
+/*
+ * Is format f to be rendered now, for the scrapes to come?  Scrapes come
+ * from scrapers that keep their period (Prometheus' 15 s, say: the time
+ * between a format's last two gzip requests).  A scraper at least every
+ * other interval gets every round.  A slower one gets one rendering per
+ * scrape, of the last round whose rendering will be done before its next
+ * scrape is due: the round after this one would finish too late when its
+ * publication (an interval on), the last rendering's time and a quarter
+ * interval's slack pass the predicted scrape.  The scrape then finds the
+ * round before the current one, or the current one, made.  A format
+ * nobody asks for with gzip, or whose scraper stopped, costs nothing.
+ */
+static bool render_due(struct agent *a, int f, uint64_t now)
+{
+    uint64_t last = __atomic_load_n(&a->last_gzip_ns[f], __ATOMIC_RELAXED);
+    uint64_t period = __atomic_load_n(&a->gzip_period_ns[f], __ATOMIC_RELAXED);
+    uint64_t took = __atomic_load_n(&a->render_ns[f], __ATOMIC_RELAXED), interval = a->interval_ns, next;
+
+    if (!last || !period || period > 600 * 1000000000ULL)
+        return false;
+    if (period <= 2 * interval)
+        return now - last <= 2 * interval;
+    next = last + period;
+    if (a->planned_for[f] == next || now > next + interval || now + interval + took + interval / 4 < next)
+        return false;
+    a->planned_for[f] = next;
+    return true;
+}
+
+static void render_ahead(struct agent *a, struct export_snapshot *s, uint64_t round, int f)
+{
+    uint64_t start = monotonic_ns();
+    struct rendering *r = calloc(1, sizeof(*r)), *old;
+    int err = r ? http_gzip_snapshot(s, (enum export_format)f, &r->data, &r->len) : -ENOMEM;
+
+    if (err < 0) {
+        log_debug("cannot render a snapshot ahead: %s", strerror(-err));
+        free(r);
+        return;
+    }
+    __atomic_store_n(&a->render_ns[f], monotonic_ns() - start, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&a->renders_ahead, 1, __ATOMIC_RELAXED);
+    r->refs = 1;
+    r->round = round;
+    pthread_mutex_lock(&a->render_lock);
+    old = a->rendered[f];
+    a->rendered[f] = r;
+    pthread_mutex_unlock(&a->render_lock);
+    rendering_unref(old);
+}
+
+/*
+ * The renderer thread: takes each round as the sampler publishes it (a
+ * round it had no time for is dropped for the newer one) and makes the
+ * gzip renderings due, so that the sampler never waits for a rendering
+ * and a scrape is a transfer (a thousand domains' /metrics took half a
+ * second to a second to render and compress on a loaded machine).
+ */
+static void *renderer_main(void *arg)
+{
+    struct agent *a = arg;
+
+    pthread_mutex_lock(&a->render_lock);
+    for (;;) {
+        struct export_snapshot *s;
+        uint64_t round;
+
+        while (!a->to_render && !a->render_stop)
+            pthread_cond_wait(&a->render_wake, &a->render_lock);
+        if (a->render_stop)
+            break;
+        s = a->to_render;
+        round = a->to_render_round;
+        a->to_render = NULL;
+        a->render_busy = true;
+        pthread_mutex_unlock(&a->render_lock);
+        for (int f = 0; f < 3; f++)
+            if (render_due(a, f, monotonic_ns()))
+                render_ahead(a, s, round, f);
+        export_snapshot_unref(s);
+        pthread_mutex_lock(&a->render_lock);
+        a->render_busy = false;
+    }
+    pthread_mutex_unlock(&a->render_lock);
+    return NULL;
+}
+
+/* Give round `round` to the renderer, when anyone has asked for gzip. */
+static void queue_render(struct agent *a, struct export_snapshot *s, uint64_t round)
+{
+    struct export_snapshot *old;
+    bool asked = false;
+
+    for (int f = 0; f < 3; f++)
+        asked |= __atomic_load_n(&a->last_gzip_ns[f], __ATOMIC_RELAXED) != 0;
+    if (!asked || !a->renderer_running)
+        return;
+    pthread_mutex_lock(&a->render_lock);
+    old = a->to_render;
+    a->to_render = export_snapshot_ref(s);
+    a->to_render_round = round;
+    pthread_cond_signal(&a->render_wake);
+    pthread_mutex_unlock(&a->render_lock);
+    export_snapshot_unref(old);
+}
+
+/*
+ * The newest rendering of `format` made ahead, with a reference, if it is
+ * recent enough for a scrape at round `current`: of the current round or
+ * the one before, or older by the rounds its rendering takes, and by one
+ * more while the renderer is at a newer round or has one waiting (on a
+ * loaded machine it may be scheduled a round late: its copy comes soon,
+ * and a scrape waiting on a rendering of its own would come later).  NULL
+ * when there is none (the caller renders the current round, and counts it).
+ */
+static struct rendering *rendering_for_request(struct agent *a, enum export_format format, uint64_t current)
+{
+    uint64_t took = __atomic_load_n(&a->render_ns[format], __ATOMIC_RELAXED);
+    uint64_t behind = 1 + took / a->interval_ns;
+    struct rendering *r;
+
+    pthread_mutex_lock(&a->render_lock);
+    if (a->render_busy || a->to_render)
+        behind++;
+    r = a->rendered[format];
+    if (r && r->round + behind >= current)
+        __atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+    else
+        r = NULL;
+    pthread_mutex_unlock(&a->render_lock);
+    return r;
+}
+
+static int start_renderer(struct agent *a)
+{
+    int err = pthread_create(&a->renderer, NULL, renderer_main, a);
+
+    if (err)
+        return -err;
+    a->renderer_running = true;
+    return 0;
+}
+
+static void stop_renderer(struct agent *a)
+{
+    if (a->renderer_running) {
+        pthread_mutex_lock(&a->render_lock);
+        a->render_stop = true;
+        pthread_cond_signal(&a->render_wake);
+        pthread_mutex_unlock(&a->render_lock);
+        pthread_join(a->renderer, NULL);
+        a->renderer_running = false;
+    }
+    export_snapshot_unref(a->to_render);
+    a->to_render = NULL;
+    for (int f = 0; f < 3; f++) {
+        rendering_unref(a->rendered[f]);
+        a->rendered[f] = NULL;
+    }
+}
+
+/* ---- the round ---------------------------------------------------------------- */
 
 static void publish_snapshot(struct agent *a)
 {
     struct export_agent counts = {0};
     struct export_snapshot *s, *old;
+    uint64_t round;
     int list_error;
 
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_SCRAPES, __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED));
@@ -146,6 +319,9 @@ static void publish_snapshot(struct agent *a)
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_EVICTED, __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED));
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_PV_MAX_LIVE_SETS, a->pv_max_sets);
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_PV_MAX_MAPPED_PAGES, a->pv_max_pages);
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_RENDERS_AHEAD, __atomic_load_n(&a->renders_ahead, __ATOMIC_RELAXED));
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_REQUEST_RENDERS,
+                    __atomic_load_n(&a->request_renders, __ATOMIC_RELAXED));
     s = collector_snapshot(a->collector, &counts);
     if (!s) {
         log_error("cannot build a snapshot: %s", strerror(errno));
@@ -155,6 +331,7 @@ static void publish_snapshot(struct agent *a)
     pthread_mutex_lock(&a->lock);
     old = a->current;
     a->current = export_snapshot_ref(s);
+    round = ++a->round;
     a->last_complete_ns = s->monotonic_ns;
     if (list_error)
         snprintf(a->unhealthy, sizeof(a->unhealthy), "cannot list domains: %s", xenstats_strerror(list_error));
@@ -162,15 +339,24 @@ static void publish_snapshot(struct agent *a)
         a->unhealthy[0] = '\0';
     pthread_mutex_unlock(&a->lock);
     export_snapshot_unref(old);
-    prerender(a, s);
+    queue_render(a, s, round);
     export_snapshot_unref(s);
 }
 
 static void maybe_finish_round(struct agent *a)
 {
+    struct itimerspec next;
+
     if (a->collecting && collector_round_done(a->collector, monotonic_ns())) {
         a->collecting = false;
         publish_snapshot(a);
+        /* new domains are set up until the next round is due, less a tenth of the interval */
+        if (timerfd_gettime(a->tfd, &next) == 0) {
+            uint64_t left = (uint64_t)next.it_value.tv_sec * 1000000000ULL + (uint64_t)next.it_value.tv_nsec;
+
+            if (left > a->interval_ns / 10)
+                collector_idle(a->collector, monotonic_ns() + left - a->interval_ns / 10);
+        }
     }
 }
 
@@ -417,7 +603,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     const char *type, *data, *refused;
     struct MHD_Response *r;
     struct export_snapshot *s;
+    struct rendering *ahead = NULL;
     enum MHD_Result ret;
+    uint64_t round;
     bool gzip;
     size_t len;
 
@@ -476,6 +664,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
 
     pthread_mutex_lock(&a->lock);
     s = a->current ? export_snapshot_ref(a->current) : NULL;
+    round = a->round;
     pthread_mutex_unlock(&a->lock);
     if (!s)
         return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
@@ -487,7 +676,22 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
 
         if (before && now > before)
             __atomic_store_n(&a->gzip_period_ns[format], now - before, __ATOMIC_RELAXED);
-        data = export_snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
+        /* the latest made ahead; else the current round's, made now if no one has */
+        ahead = rendering_for_request(a, format, round);
+        if (ahead) {
+            export_snapshot_unref(s);
+            s = NULL;
+            r = MHD_create_response_from_buffer_with_free_callback_cls(ahead->len, ahead->data, rendering_unref,
+                                                                       ahead);
+            if (!r) {
+                rendering_unref(ahead);
+                return MHD_NO;
+            }
+        } else if (!(data = export_snapshot_encoded(s, format, &len))) {
+            data = export_snapshot_render_encoded(s, format, http_gzip_snapshot, &len);
+            __atomic_add_fetch(&a->request_renders, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&a->render_ns[format], monotonic_ns() - now, __ATOMIC_RELAXED);
+        }
     } else if (!strcmp(method, MHD_HTTP_METHOD_HEAD)) {
         /* no body will be read: no renderer to start */
         export_snapshot_unref(s);
@@ -1047,6 +1251,7 @@ static void close_agent(struct agent *a)
     /* the daemon closed their pipes: the renderers stop at their next piece */
     while (__atomic_load_n(&a->streams, __ATOMIC_RELAXED))
         usleep(1000);
+    stop_renderer(a);
     http_guard_free(a->guard);
     http_auth_free(a->auth);
     web_config_free(a->web);
@@ -1060,6 +1265,8 @@ static void close_agent(struct agent *a)
     if (a->sfd >= 0)
         close(a->sfd);
     pthread_mutex_destroy(&a->lock);
+    pthread_cond_destroy(&a->render_wake);
+    pthread_mutex_destroy(&a->render_lock);
 }
 
 /*
@@ -1108,6 +1315,8 @@ int cmd_agent(int argc, char **argv)
         return status;
     }
     pthread_mutex_init(&a.lock, NULL);
+    pthread_mutex_init(&a.render_lock, NULL);
+    pthread_cond_init(&a.render_wake, NULL);
     /*
      * A rendering's and a round's large buffers (the index of a thousand
      * guests' statistics, a compressed /metrics) come and go in several
@@ -1119,8 +1328,11 @@ int cmd_agent(int argc, char **argv)
     raise_open_files();
     status = 1;
     if ((!o.wait_ns || wait_for_host(o.wait_ns) == 0) && open_sampling(&a, &co, o.timeout_ns) == 0 &&
-        start_serving(&a, &o, tls_opts) == 0)
-        status = run(&a, &co);
+        start_serving(&a, &o, tls_opts) == 0) {
+        int r = start_renderer(&a);
+
+        status = r < 0 ? fail(CMD, "cannot start the renderer thread: %s", strerror(-r)) : run(&a, &co);
+    }
     close_agent(&a);
     return status;
 }

@@ -33,6 +33,21 @@
 /* Guest-reported sizes above this (1 PiB) are not believed. */
 #define GUEST_KIB_MAX (1ULL << 40)
 #define MAX_PCPUS 4096
+/*
+ * Adding a domain to the PV stats monitor attaches what its providers have
+ * published (xenstore reads, the stats node and its watch, and for each
+ * set a map of its name pages and a bind of its event channel), in the
+ * collector's thread.  On a host that starts with thousands of domains
+ * that took minutes before the first round was done (2.3 domains a second
+ * on a loaded emulated host of 4000).  So new domains are added to the
+ * monitor in domid order a share of each round at a time: at a round's
+ * start for 1/ATTACH_SHARE of the interval, and after its snapshot until
+ * the next round is due (collector_idle()); one is started only when the
+ * time left holds what one took on average, so a round keeps to its
+ * interval, but one a round goes anyway after a round that added none.
+ * Their domain and vCPU figures are there from the first round.
+ */
+#define ATTACH_SHARE 4
 
 /* The xenstore nodes the collector reads for each domain. */
 enum domain_key { KEY_TARGET, KEY_STATIC_MAX, KEY_MEMINFO_FREE, KEY_MEMINFO_TOTAL, NR_KEYS };
@@ -60,6 +75,7 @@ struct tracked {
     uint64_t keys_max_kib;   /* max_memory_kib when the toolstack's were read */
     uint8_t keys_again;      /* rounds the toolstack's are read again after a move */
     bool pv;   /* added to the monitor */
+    bool pv_pending; /* to be added to the monitor (attach_pending()) */
     bool seen; /* in the last domain list */
 };
 
@@ -73,6 +89,10 @@ struct collector {
     uint64_t round_start, round_deadline;
     uint64_t samples, errors;
     uint64_t rounds;
+    uint64_t attach_avg_ns;    /* what adding a domain took, on average */
+    uint32_t attached;         /* domains added this round */
+    bool starved;              /* none added in the last round while some waited */
+    uint32_t pending;          /* domains left to add */
     int list_error; /* of the last domain list: 0, or a negative errno */
     bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
 };
@@ -168,7 +188,6 @@ static void try_map(struct collector *c, struct tracked *t)
 static struct tracked *track(struct collector *c, struct tracked **pp, const struct xenstats_domain_info *info)
 {
     struct tracked *t = calloc(1, sizeof(*t));
-    int r;
 
     if (!t)
         return NULL;
@@ -177,16 +196,52 @@ static struct tracked *track(struct collector *c, struct tracked **pp, const str
     *pp = t;
     c->nr_domains++;
     log_info("tracking domain %u (%s)", info->domid, info->name);
-    if (c->monitor && info->domid != xenstats_host_self_domid(c->host)) {
-        r = xenstats_monitor_add_domain(c->monitor, info->domid);
-        if (r < 0) {
-            log_warning("domain %u: PV stats not monitored: %s", info->domid, strerror(-r));
-            c->errors++;
-        } else {
-            t->pv = true;
-        }
-    }
+    t->pv_pending = c->monitor && info->domid != xenstats_host_self_domid(c->host);
     return t;
+}
+
+static void read_keys(struct collector *c, struct tracked *t, bool toolstack, bool guest);
+
+/*
+ * New domains' first reads of their xenstore nodes and their addition to
+ * the monitor, as long as one more fits before until_ns (ATTACH_SHARE).
+ */
+static void attach_pending(struct collector *c, uint64_t until_ns)
+{
+    uint64_t start = monotonic_ns();
+    struct tracked *t;
+    uint32_t left = 0;
+    int r;
+
+    for (t = c->domains; t; t = t->next) {
+        bool keys = !t->keys_read && !c->no_keys && !(t->info.flags & XENSTATS_DOMAIN_DYING);
+
+        if (!t->pv_pending && !keys)
+            continue;
+        if ((c->attached || !c->starved) && start + c->attach_avg_ns > until_ns) {
+            left += t->pv_pending;
+            continue;
+        }
+        if (keys)
+            read_keys(c, t, true, true);
+        if (t->pv_pending) {
+            t->pv_pending = false;
+            r = xenstats_monitor_add_domain(c->monitor, t->info.domid);
+            if (r < 0) {
+                log_warning("domain %u: PV stats not monitored: %s", t->info.domid, strerror(-r));
+                c->errors++;
+            } else {
+                t->pv = true;
+            }
+        }
+        c->attached++;
+        /* a moving average: the emulated host's answers come slower as it is loaded */
+        c->attach_avg_ns = c->attach_avg_ns ? (c->attach_avg_ns * 7 + (monotonic_ns() - start)) / 8 : monotonic_ns() - start;
+        start = monotonic_ns();
+    }
+    if (left && left != c->pending)
+        log_debug("%u domains left to add to the PV stats monitor in the next rounds", left);
+    c->pending = left;
 }
 
 /*
@@ -197,6 +252,7 @@ static struct tracked *track(struct collector *c, struct tracked **pp, const str
  */
 static void release_dying(struct collector *c, struct tracked *t)
 {
+    t->pv_pending = false;
     if (!t->map && !t->pv)
         return;
     log_info("domain %u (%s) is dying: its pages are let go", t->info.domid, t->info.name);
@@ -267,8 +323,10 @@ int collector_dispatch(struct collector *c)
         return r;
     /* a new domain (restored, migrated in, rebooted): track it now, so
      * that its providers can publish before the next round asks them */
-    if (c->monitor && xenstats_monitor_domains_introduced(c->monitor))
+    if (c->monitor && xenstats_monitor_domains_introduced(c->monitor)) {
         refresh_domains(c);
+        attach_pending(c, c->round_start + c->opts.interval_ns / ATTACH_SHARE);
+    }
     return 0;
 }
 
@@ -334,9 +392,15 @@ void collector_begin(struct collector *c)
 
     c->round_start = monotonic_ns();
     c->rounds++;
+    c->starved = c->pending && !c->attached;
+    c->attached = 0;
     refresh_domains(c);
+    attach_pending(c, c->round_start + c->opts.interval_ns / ATTACH_SHARE);
     for (t = c->domains; t && !c->no_keys; t = t->next) {
         bool toolstack;
+
+        if (!t->keys_read)
+            continue; /* a new domain's turn is attach_pending()'s */
 
         /* libxl moves max_pages before it writes the target: read the next round too */
         if (t->keys_read && t->info.max_memory_kib != t->keys_max_kib)
@@ -353,6 +417,12 @@ void collector_begin(struct collector *c)
         xenstats_monitor_request_all(c->monitor);
     c->collecting = true;
     c->round_deadline = c->round_start + c->opts.interval_ns / 2;
+}
+
+void collector_idle(struct collector *c, uint64_t until_ns)
+{
+    if (c->pending && !c->collecting)
+        attach_pending(c, until_ns);
 }
 
 bool collector_round_done(const struct collector *c, uint64_t now_ns)
@@ -782,6 +852,7 @@ struct export_snapshot *collector_snapshot(struct collector *c, const struct exp
     c->samples++;
     export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_SAMPLES, c->samples);
     export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_ERRORS, c->errors);
+    export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_PV_DOMAINS_PENDING, c->pending);
     export_figs_set(&s->agent.figs, EXPORT_FIG_AGENT_SAMPLE_DURATION, now - c->round_start);
     /* the times of the vCPUs are on the producer's clock: so is the snapshot's */
     return s;

@@ -11,6 +11,7 @@
  *   collector_dispatch()   when collector_fd() is readable
  *   collector_round_done() every answer in, or the round's time is up
  *   collector_snapshot()   the round as a snapshot
+ *   collector_idle()       between rounds: new domains' setup
  */
 #ifndef XENSTATS_TOOL_COLLECTOR_H
 #define XENSTATS_TOOL_COLLECTOR_H
@@ -53,6 +54,13 @@ int collector_round_wait_ms(const struct collector *c, uint64_t now_ns);
  * errors are the collector's own).  NULL and errno when out of memory.
  */
 struct export_snapshot *collector_snapshot(struct collector *c, const struct export_agent *agent);
+
+/*
+ * Between a round's snapshot and the next round: set up new domains (their
+ * PV stats attach, docs/collector.md) as long as one more fits before
+ * until_ns (monotonic), when the next round is due.
+ */
+void collector_idle(struct collector *c, uint64_t until_ns);
 
 /* One whole round in the calling thread: begin, wait for answers, snapshot. */
 struct export_snapshot *collector_collect(struct collector *c, const struct export_agent *agent);

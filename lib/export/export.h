@@ -261,6 +261,12 @@ const char *export_snapshot_render_encoded(struct export_snapshot *s, enum expor
                                     size_t *ret_len);
 
 /*
+ * The encoding export_snapshot_render_encoded() made of s in `format`, if
+ * it made one: never renders.  NULL when none is made yet (or it failed).
+ */
+const char *export_snapshot_encoded(struct export_snapshot *s, enum export_format format, size_t *ret_len);
+
+/*
  * Rendering into a caller's growable buffer (for benchmarks and tests),
  * or, with a sink, in pieces to it: the buffer is then given to the sink
  * whenever it fills (sink_error keeps the sink's error).

@@ -150,6 +150,18 @@ const char *export_snapshot_render_encoded(struct export_snapshot *s, enum expor
     return data;
 }
 
+const char *export_snapshot_encoded(struct export_snapshot *s, enum export_format format, size_t *ret_len)
+{
+    const char *data;
+
+    pthread_mutex_lock(&s->lock);
+    data = s->encoded[format];
+    if (data)
+        *ret_len = s->encoded_len[format];
+    pthread_mutex_unlock(&s->lock);
+    return data;
+}
+
 void export_domain_set_pv(struct export_domain *d, const struct xenstats_pv_domain_info *info)
 {
     struct export_figs *f = &d->pv;
