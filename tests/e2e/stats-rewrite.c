@@ -7,7 +7,7 @@
  * p2m-based mapper gets a writable one), or in any dom0 on Arm, where every
  * mapping is writable (p2m_map_foreign_rw).
  *
- *   stats-rewrite TARGET CANARY SECONDS
+ *   stats-rewrite TARGET CANARY SECONDS     (0: the landing check alone)
  *
  * Maps TARGET's table read-write and rewrites every byte of it (header and
  * every record, the whole frames) again and again for SECONDS, with
@@ -282,14 +282,16 @@ int main(int argc, char **argv)
                 "usage: stats-rewrite TARGET CANARY SECONDS\n"
                 "Rewrites every byte of domain TARGET's vCPU statistics table (mapped\n"
                 "read-write: on x86 needs the DO-NOT-APPLY test patch) for SECONDS, and checks\n"
-                "that domain CANARY's table and domain information do not change.\n");
+                "that domain CANARY's table and domain information do not change; then\n"
+                "that TARGET's records still land where Xen laid them out (SECONDS 0:\n"
+                "that check alone).\n");
         return argc == 2 ? 0 : 2;
     }
     target = strtoul(argv[1], NULL, 0);
     canary = strtoul(argv[2], NULL, 0);
     seconds = atof(argv[3]);
-    if (target == canary || seconds <= 0) {
-        fprintf(stderr, "stats-rewrite: TARGET and CANARY must differ, SECONDS be > 0\n");
+    if (target == canary || !(seconds >= 0)) {
+        fprintf(stderr, "stats-rewrite: TARGET and CANARY must differ, SECONDS be >= 0\n");
         return 2;
     }
     xch = xc_interface_open(NULL, NULL, 0);
