@@ -44,6 +44,7 @@ if [ "$XEN_ARCH" = arm64 ]; then
         --buildtype=debugoptimized -Dwerror=true >/dev/null
     SR=$ARM64_SYSROOT MA=aarch64-linux-gnu
     PC=(env PKG_CONFIG_LIBDIR="$SR/usr/lib/$MA/pkgconfig:$SR/usr/share/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$SR" pkg-config)
+    # shellcheck disable=SC2054 # the commas are the linker's
     CC=("$MA-gcc" --sysroot="$SR" -isystem "$SR/usr/include/$MA" -isystem "$SR/usr/include" -B"$SR/usr/lib/$MA/"
         -L"$SR/usr/lib/$MA" -L"$SR/lib/$MA" -Wl,-rpath-link="$SR/usr/lib/$MA" -Wl,-rpath-link="$SR/lib/$MA")
 else
@@ -95,7 +96,7 @@ cp "$IMG/domu.cpio" "$D0/domu/initrd"
 # a withdrawal) is reported as "pagealloc: memory corruption".
 # (Xen on Arm: one guest type, no type line; the arm64 kernel needs more memory)
 DOMU_TYPE='type = "pv"' DOMU_MEM=128
-[ "$XEN_ARCH" != arm64 ] || DOMU_TYPE= DOMU_MEM=192
+[ "$XEN_ARCH" != arm64 ] || DOMU_TYPE='' DOMU_MEM=192
 cat >"$D0/domu/domu.cfg" <<CFG
 name = "domu1"
 $DOMU_TYPE

@@ -254,7 +254,7 @@ cp "$B/vmlinuz" "$R/domu/vmlinuz"
 cp "$B/domu.cpio" "$R/domu/initrd"
 # Xen on Arm has one guest type (no type line); its kernel needs more memory
 DOMU_TYPE='type = "pv"' DOMU_MEM=96
-[ $ARM = 0 ] || DOMU_TYPE= DOMU_MEM=160
+[ $ARM = 0 ] || DOMU_TYPE='' DOMU_MEM=160
 cat >"$R/domu/domu.cfg.in" <<CFG
 name = "@NAME@"
 $DOMU_TYPE
@@ -275,26 +275,17 @@ LOG=${LOG:-$WORK/logs/serial-$(date +%Y%m%d-%H%M%S).log}
 start=$(date +%s)
 echo "[host] $(date -u +%T) QEMU: $XEN, log $LOG"
 if [ $ARM = 1 ]; then
-    # as tests/e2e/xen/boot.sh: QEMU's virt board with EL2, Xen as -kernel,
-    # dom0's kernel and initramfs as guest-loader modules from 0x50000000
-    # (the device tree sits at RAM + 128 MiB), PL011 console; dom0 and the
+    # as tests/e2e/xen/boot.sh (tests/e2e/qemu-arm64.sh); dom0 and the
     # domUs on Arm map every table writable, so after the checks the
     # rewrite test runs too (xt_rewrite_after)
     XEN_CMDLINE="console=dtuart loglvl=all guest_loglvl=all conring_size=1M bootscrub=0 dom0_mem=768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
     DOM0_CMDLINE="console=hvc0 earlycon=xenboot rdinit=/init loglevel=4 xt_rewrite_after xt_rewrite_seconds=${REWRITE_SECONDS:-30} ${DOM0_EXTRA:-}${BENCH_VCPUS:+ xt_bench_vcpus=$BENCH_VCPUS}"
-    KADDR=$((0x50000000))
-    IADDR=$(((KADDR + $(stat -c %s "$B/vmlinuz") + 0x1fffff) / 0x200000 * 0x200000))
-    for t in qemu-system-aarch64:qemu-system-arm; do
-        command -v "${t%%:*}" >/dev/null || apt-get -o DPkg::Lock::Timeout=600 -y -q install \
-            --no-install-recommends "${t#*:}" >/dev/null || { echo "cannot install ${t#*:}" >&2; exit 1; }
-    done
-    # a comma separates -device options: one in the command line is doubled
-    timeout --signal=KILL "$TIMEOUT" nice -n "${QEMU_NICE:-10}" qemu-system-aarch64 \
-        -machine virt,virtualization=on,gic-version=2 -cpu cortex-a57 -smp "$SMP" -m "$MEM" \
-        -accel tcg,thread=multi -display none -monitor none -nic none -no-reboot -serial "file:$LOG" \
-        -kernel "$B/xen" -append "$XEN_CMDLINE" \
-        -device "guest-loader,addr=$(printf 0x%x $KADDR),kernel=$B/vmlinuz,bootargs=${DOM0_CMDLINE//,/,,}" \
-        -device "guest-loader,addr=$(printf 0x%x "$IADDR"),initrd=$B/dom0.cpio" &
+    command -v qemu-system-aarch64 >/dev/null || apt-get -o DPkg::Lock::Timeout=600 -y -q install \
+        --no-install-recommends qemu-system-arm >/dev/null || { echo "cannot install qemu-system-arm" >&2; exit 1; }
+    # shellcheck source=tests/e2e/qemu-arm64.sh
+    . "$REPO/tests/e2e/qemu-arm64.sh"
+    qemu_arm64 "$B/xen" "$B/vmlinuz" "$B/dom0.cpio" "$XEN_CMDLINE" "$DOM0_CMDLINE" "$LOG" "$SMP" "$MEM" \
+        timeout --signal=KILL "$TIMEOUT" nice -n "${QEMU_NICE:-10}"
 else
 XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
 DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 ${DOM0_EXTRA:-}${BENCH_VCPUS:+ xt_bench_vcpus=$BENCH_VCPUS}"
