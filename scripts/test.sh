@@ -23,7 +23,9 @@
 #                              check against arm64 headers runs with FULL=1
 #   FULL=1                     adds the long hypervisor builds and boots:
 #                              every port cross-built for arm64, release
-#                              and debug, the 4.22 tree and its boot, the
+#                              and debug, the patched 4.17 booted on Arm
+#                              (checks, rewrite test), the kernel provider
+#                              in an arm64 domU, the 4.22 tree and its boot, the
 #                              debug master and 4.22 builds and the rewrite
 #                              test on each,
 #                              and the tools series (xen/patches/tools)
@@ -336,6 +338,14 @@ if [ -z "${QUICK:-}" ] && [ "${XEN_E2E:-1}" != 0 ] && [ "${XEN_TREES:-1}" != 0 ]
                 sh -c "xen/build-xen-tree.sh >build-xen-hv/make-arm64-$v$d.log 2>&1 || { tail -40 build-xen-hv/make-arm64-$v$d.log; exit 1; }"
         }
     done
+    # FULL=1: that 4.17 debug build booted on Arm with Debian 12's arm64
+    # dom0 (make xen-hypervisor-e2e-arm64): the vCPU statistics checks and
+    # the rewrite test with the writable mapping Arm gives every dom0
+    if [ "${FULL:-0}" = 1 ] && [ "${ARM64:-1}" != 0 ] && [ -f build-xen-hv/out-4.17-arm64-debug/xen ]; then
+        LOG=build-xen-hv/e2e-4.17-arm64-debug/logs/serial.log XEN_ARCH=arm64 XEN_VERSION=4.17 XEN_DEBUG=y \
+            TIMEOUT=${TIMEOUT:-2400} xen_step "xen-hypervisor-e2e-arm64 (patched 4.17 on Arm under QEMU, rewrite test)" 2700 \
+            build-xen-hv/e2e-4.17-arm64-debug/logs/serial.log tests/e2e/xen-hv/run.sh
+    fi
 fi
 
 if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then
@@ -352,6 +362,11 @@ if [ -z "${QUICK:-}" ] && [ "${KMOD:-1}" != 0 ]; then
         # run over 30 at a load of 15); the boot is cut at 15 minutes, the step at 20
         E2E_TIMEOUT=${E2E_TIMEOUT:-900} xen_step "e2e-kmod (the kernel provider on Xen 4.17 under QEMU)" 1200 \
             build-e2e/logs/kmod-serial.log tests/e2e/kmod/run.sh
+        # FULL=1: the same in an arm64 domU on Debian's arm64 Xen 4.17
+        # (make e2e-kmod-arm64: the basic checks and devices coming and going)
+        [ "${ARM64:-1}" = 0 ] || [ "${FULL:-0}" != 1 ] ||
+            XEN_ARCH=arm64 E2E_TIMEOUT=${E2E_TIMEOUT:-1800} xen_step "e2e-kmod-arm64 (the kernel provider in an arm64 domU under QEMU)" 2100 \
+                build-e2e-arm64/logs/kmod-serial.log tests/e2e/kmod/run.sh
     fi
 fi
 

@@ -4,9 +4,10 @@
  * statistics table (docs/hypervisor.md, "The rewrite test").  Run in dom0
  * of a hypervisor built with a DO-NOT-APPLY patch that shares the table
  * writable (on x86 a PV dom0 otherwise only gets a read-only mapping; a
- * p2m-based mapper gets a writable one).
+ * p2m-based mapper gets a writable one), or in any dom0 on Arm, where every
+ * mapping is writable (p2m_map_foreign_rw).
  *
- *   stats-rewrite TARGET CANARY SECONDS
+ *   stats-rewrite TARGET CANARY SECONDS     (0: the landing check alone)
  *
  * Maps TARGET's table read-write and rewrites every byte of it (header and
  * every record, the whole frames) again and again for SECONDS, with
@@ -20,6 +21,8 @@
  * read-only a second time (the layout outside its live records stays
  * byte-identical), CANARY's and Domain-0's getdomaininfo (vCPU counts,
  * pages, not dying) and xc_vcpu_getinfo() cpu_time (never going back).
+ * Then it checks that TARGET's records still land where Xen laid them out
+ * (landing() below).
  * A hypervisor that stores where the rewritten header points crashes, or
  * corrupts one of those; whether Xen stays up and its debug checks stay
  * quiet is judged from the serial log by the caller.
@@ -111,7 +114,8 @@ static int dominfo(xc_interface *xch, uint32_t domid, struct dominfo *d)
 {
     xc_domaininfo_t info;
 
-    if (xc_domain_getinfo_single(xch, domid, &info) < 0)
+    /* getinfolist, not getinfo_single: Xen 4.17's libxenctrl lacks it */
+    if (xc_domain_getinfolist(xch, domid, 1, &info) != 1 || info.domain != domid)
         return -1;
     d->max_vcpus = info.max_vcpu_id + 1;
     d->online = info.nr_online_vcpus;
@@ -142,6 +146,75 @@ static int canary_mask(const unsigned char *snap, size_t bytes, unsigned int nr_
     for (i = 0; i < nr_vcpus; i++)
         memset(keep + h.offset + (size_t)i * h.stride, 0, h.size);
     return 0;
+}
+
+/*
+ * After the rewriting: do the records still land where Xen laid them out?
+ * The whole writable table is filled with a marker (every sequence number
+ * 0x5a5a5a5a) under a header that is valid but points elsewhere inside the
+ * frames (the first record at half the table, a stride of 64), and the
+ * target's vCPUs go on changing state for `seconds`.  Then only the
+ * domain section and the records of the original layout (orig, nr_vcpus)
+ * may have changed; every byte of the misleading header and everything
+ * after the original records must be as written.  A record that changed
+ * must carry Xen's own sequence number (kept outside the table), not one
+ * continued from the marker.  At least one record must have changed.
+ */
+static void landing(struct table *wr, const struct xen_vcpu_stats_header *orig, unsigned int nr_vcpus,
+                    double seconds)
+{
+    struct xen_vcpu_stats_header mis;
+    unsigned char *expect = malloc(wr->bytes);
+    size_t b, end = (size_t)orig->offset + (size_t)nr_vcpus * orig->stride;
+    unsigned int v, landed = 0, bad_seq = 0;
+    double t0;
+
+    if (!expect || orig->stride < orig->size || end > wr->bytes || wr->bytes / 2 < end + 64) {
+        fail("landing-setup", "original layout offset %u stride %u for %u vCPUs in %zu bytes", orig->offset,
+             orig->stride, nr_vcpus, wr->bytes);
+        free(expect);
+        return;
+    }
+    memset(expect, 0x5a, wr->bytes);
+    mis = *orig;
+    mis.offset = (uint32_t)(wr->bytes / 2) & ~127u;
+    mis.stride = 64;
+    memcpy(expect, &mis, sizeof(mis));
+    memcpy(wr->base, expect, wr->bytes);
+    t0 = now();
+    while (now() - t0 < seconds)
+        usleep(100000);
+    for (b = 0; b < wr->bytes; b++) {
+        if ((b < sizeof(mis) || b >= end) && wr->base[b] != expect[b]) {
+            fail("landing-outside", "byte %zu changed (%#x -> %#x): outside the original records (they end at %zu); "
+                 "the misleading header puts them at %u, stride %u", b, expect[b], wr->base[b], end, mis.offset,
+                 mis.stride);
+            break;
+        }
+    }
+    for (v = 0; v < nr_vcpus; v++) {
+        const unsigned char *rec = wr->base + orig->offset + (size_t)v * orig->stride;
+        uint32_t seq;
+
+        if (!memcmp(rec, expect + orig->offset + (size_t)v * orig->stride, orig->size))
+            continue;
+        landed++;
+        memcpy(&seq, rec, sizeof(seq));
+        if (seq >= 0x5a000000u)
+            bad_seq++;
+        printf("INFO landing: vCPU %u's record rewritten by Xen at offset %zu (seq %u)\n", v,
+               (size_t)orig->offset + (size_t)v * orig->stride, seq);
+    }
+    if (landed == 0)
+        fail("landing-records", "no record of the original layout changed in %.0f s", seconds);
+    else if (bad_seq)
+        fail("landing-seq", "%u records carry a sequence number continued from the table's", bad_seq);
+    else
+        printf("PASS landing: %u of %u records rewritten by Xen where it laid them out (offset %u, stride %u), "
+               "none at the header's (offset %u, stride %u), sequence numbers Xen's own\n",
+               landed, nr_vcpus, orig->offset, orig->stride, mis.offset, mis.stride);
+    fflush(stdout);
+    free(expect);
 }
 
 /* Fill the writable table with round's pattern. */
@@ -197,7 +270,8 @@ int main(int argc, char **argv)
     xc_interface *xch;
     xenforeignmemory_handle *fm;
     struct table wr = {0}, cn = {0};
-    struct dominfo c0, d0, d;
+    struct dominfo c0, d0, d, t0d;
+    struct xen_vcpu_stats_header orig;
     uint64_t cpu0[MAX_VCPUS] = {0};
     unsigned char *snap, *keep;
     unsigned long round = 0, checks = 0;
@@ -207,15 +281,17 @@ int main(int argc, char **argv)
         fprintf(argc == 2 ? stdout : stderr,
                 "usage: stats-rewrite TARGET CANARY SECONDS\n"
                 "Rewrites every byte of domain TARGET's vCPU statistics table (mapped\n"
-                "read-write: needs the DO-NOT-APPLY test patch) for SECONDS, and checks\n"
-                "that domain CANARY's table and domain information do not change.\n");
+                "read-write: on x86 needs the DO-NOT-APPLY test patch) for SECONDS, and checks\n"
+                "that domain CANARY's table and domain information do not change; then\n"
+                "that TARGET's records still land where Xen laid them out (SECONDS 0:\n"
+                "that check alone).\n");
         return argc == 2 ? 0 : 2;
     }
     target = strtoul(argv[1], NULL, 0);
     canary = strtoul(argv[2], NULL, 0);
     seconds = atof(argv[3]);
-    if (target == canary || seconds <= 0) {
-        fprintf(stderr, "stats-rewrite: TARGET and CANARY must differ, SECONDS be > 0\n");
+    if (target == canary || !(seconds >= 0)) {
+        fprintf(stderr, "stats-rewrite: TARGET and CANARY must differ, SECONDS be >= 0\n");
         return 2;
     }
     xch = xc_interface_open(NULL, NULL, 0);
@@ -227,6 +303,12 @@ int main(int argc, char **argv)
     if (map_table(fm, target, PROT_READ | PROT_WRITE, &wr) < 0) {
         printf("FAIL writable-map: no read-write mapping of domain %u's table; is the test-only patch in?\n",
                target);
+        return 2;
+    }
+    memcpy(&orig, wr.base, sizeof(orig));
+    if (orig.magic != XEN_VCPU_STATS_MAGIC || dominfo(xch, target, &t0d) < 0) {
+        printf("FAIL target-layout: domain %u's table has no valid header before the rewrite (magic %#x)\n",
+               target, orig.magic);
         return 2;
     }
     if (map_table(fm, canary, PROT_READ, &cn) < 0 || dominfo(xch, canary, &c0) < 0 ||
@@ -299,6 +381,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    landing(&wr, &orig, t0d.max_vcpus, 5);
     printf("%s rewrite: %lu rounds of %zu bytes in %.0f s (%.1f MB written) while the canaries were checked %lu times\n",
            failures ? "FAIL" : "PASS", round, wr.bytes, now() - t0, round * (double)wr.bytes / 1e6,
            checks);

@@ -6,9 +6,21 @@
 # passed.  Logs: $E2E_DIR/logs/kmod-*.  KMOD_ONLY=hardening runs only the
 # checks of the module's hardening (issue 29) beside the basic ones;
 # KMOD_ONLY=devices only the basic checks and devices coming and going.
+# XEN_ARCH=arm64 (`make e2e-kmod-arm64`): Debian 12's arm64 Xen 4.17 and
+# kernel under qemu-system-aarch64, the module cross-built against Debian's
+# arm64 headers (build-e2e-arm64/); KMOD_ONLY defaults to devices there
+# (KMOD_ONLY=all: every check but save/restore, which Xen on Arm lacks).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
+export XEN_ARCH=${XEN_ARCH:-amd64}
+if [ "$XEN_ARCH" = arm64 ]; then
+    export E2E_DIR=${E2E_DIR:-$ROOT/build-e2e-arm64}
+    # emulated arm64 guests: the basic checks and the devices by default
+    KMOD_ONLY=${KMOD_ONLY-devices}
+    E2E_TIMEOUT=${E2E_TIMEOUT:-1800}
+fi
+[ "${KMOD_ONLY:-}" != all ] || KMOD_ONLY=
 export E2E_DIR=${E2E_DIR:-$ROOT/build-e2e}
 LOGS=$E2E_DIR/logs
 mkdir -p "$LOGS"

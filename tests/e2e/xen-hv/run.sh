@@ -13,7 +13,8 @@
 #                  build-e2e/meson, the build `make e2e-xen` boots on stock
 #                  Xen, so one binary is proved on both; xenstats-agent and
 #                  xenstats-top are taken from beside it; "none" skips it)
-#   TIMEOUT=s      QEMU time limit (default 1200; a run takes 2-5 min)
+#   TIMEOUT=s      QEMU time limit (default 1200, arm64 2400; a run takes
+#                  2-5 min, on arm64 10-20)
 #   SMP, MEM       QEMU CPUs (default 2) and MiB (default 2048)
 #   DOM0_EXTRA=xt_stock  for an unpatched hypervisor: check that the
 #                  resource fails cleanly and xenstats falls back
@@ -55,6 +56,17 @@
 #                  TOOLS_VCPUS=N: vCPUs a domU (default 4);
 #                  TOOLS_TIME_ONLY=1: the domUs, then only the time per
 #                  xenstat_get_node(), both libraries, alternating
+#   XEN_ARCH=arm64 (XEN_VERSION=4.17)  Xen on Arm under qemu-system-aarch64
+#                  (`make xen-hypervisor-e2e-arm64`): the arm64 cross build
+#                  of upstream 4.17.7 with xen/patches/4.17 (`make
+#                  xen-cross-arm64 XEN_VERSION=4.17`, debug by default:
+#                  XEN_DEBUG=n for the release build), Debian 12's arm64
+#                  kernel and Xen 4.17 tools in dom0 (as `make e2e-xen
+#                  XEN_ARCH=arm64`, build-e2e-arm64/), vcpustats-check,
+#                  stats-rewrite and xenstats cross-compiled.  After the
+#                  checks, the rewrite test with the mapping every dom0 on
+#                  Arm gets (writable, no test-only patch).  BENCH_VCPUS
+#                  defaults to 4; work directory build-xen-hv/e2e-4.17-arm64
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -62,6 +74,20 @@ export XEN_VERSION=${XEN_VERSION:-4.17}
 V=
 [ "$XEN_VERSION" = 4.17 ] || V=-$XEN_VERSION
 TREE_OUT=
+ARM=0
+case ${XEN_ARCH:-x86_64} in
+arm64 | aarch64)
+    ARM=1
+    export XEN_ARCH=arm64
+    [ "$XEN_VERSION" = 4.17 ] || { echo "XEN_ARCH=arm64: only XEN_VERSION=4.17 (Debian 12's arm64 Xen tools)" >&2; exit 1; }
+    ARM_OUT=$(XEN_DEBUG=${XEN_DEBUG:-y} "$REPO/xen/build-xen-tree.sh" out) || exit 1
+    V=-4.17-arm64${ARM_OUT##*-arm64}
+    XEN=${XEN:-$ARM_OUT/xen}
+    BENCH_VCPUS=${BENCH_VCPUS:-4}
+    ;;
+x86_64 | amd64) ;;
+*) echo "XEN_ARCH must be x86_64 or arm64" >&2; exit 1 ;;
+esac
 case $XEN_VERSION in
 4.22 | master)
     TREE_OUT=$("$REPO/xen/build-xen-tree.sh" out) || exit 1
@@ -71,14 +97,38 @@ case $XEN_VERSION in
 esac
 WORK=${WORK:-$REPO/build-xen-hv/e2e$V}
 XEN=${XEN:-${TREE_OUT:-$REPO/build-xen-hv/out$V}/xen}
-TIMEOUT=${TIMEOUT:-1200}
+TIMEOUT=${TIMEOUT:-$((1200 + ARM * 1200))}
 SMP=${SMP:-2}
 MEM=${MEM:-2048}
 
-[ -f "$XEN" ] || { echo "no hypervisor at $XEN (make xen-hypervisor, or make xen-tree)" >&2; exit 1; }
+[ -f "$XEN" ] || { echo "no hypervisor at $XEN (make xen-hypervisor, xen-tree or xen-cross-arm64)" >&2; exit 1; }
 B=$WORK/build
 rm -rf "$B"; mkdir -p "$B" "$WORK/logs"
-if [ -n "$TREE_OUT" ]; then
+if [ $ARM = 1 ]; then
+    # Debian 12's arm64 packages and sysroot, shared with `make e2e-xen
+    # XEN_ARCH=arm64`; the checkers cross-compiled against that sysroot
+    export E2E_DIR=${E2E_DIR:-$REPO/build-e2e-arm64}
+    mkdir -p "$E2E_DIR/logs"
+    "$REPO/tests/e2e/xen/install.sh" >"$E2E_DIR/logs/install.log" 2>&1 ||
+        { tail -30 "$E2E_DIR/logs/install.log"; echo "xen-hypervisor-e2e arm64: install failed" >&2; exit 1; }
+    PKGROOT=$E2E_DIR/pkgroot
+    export ARM64_SYSROOT=$E2E_DIR/sysroot
+    SR=$ARM64_SYSROOT MA=aarch64-linux-gnu
+    for c in vcpustats-check stats-rewrite; do
+        $MA-gcc --sysroot="$SR" -isystem "$SR/usr/include/$MA" -isystem "$SR/usr/include" -B"$SR/usr/lib/$MA/" \
+            -L"$SR/usr/lib/$MA" -L"$SR/lib/$MA" -Wl,-rpath-link="$SR/usr/lib/$MA" -Wl,-rpath-link="$SR/lib/$MA" \
+            -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/$c" "$REPO/tests/e2e/$c.c" \
+            -lxenctrl -lxenforeignmemory || { echo "cross-compiling $c failed" >&2; exit 1; }
+    done
+    if [ -z "${XENSTATS:-}" ]; then
+        MB=$E2E_DIR/meson
+        { [ -f "$MB/build.ninja" ] || meson setup "$MB" "$REPO" --cross-file "$("$REPO/scripts/cross/arm64.sh" cross-file)" \
+            --buildtype=debugoptimized -Dwerror=true >/dev/null; } &&
+            nice -n 10 ninja -C "$MB" -j2 xenstats xenstats-agent xenstats-top >/dev/null ||
+            { echo "xenstats arm64 cross build failed" >&2; exit 1; }
+        XENSTATS=$MB/xenstats
+    fi
+elif [ -n "$TREE_OUT" ]; then
     if [ "${TOOLS_SERIES:-0}" = 1 ]; then
         export XEN_TOOLS_ROOT=${XEN_TOOLS_ROOT:-$TREE_OUT/dist-tools}
         [ -x "$XEN_TOOLS_ROOT/usr/sbin/xentop" ] || { echo "no tools series in $XEN_TOOLS_ROOT (xen/build-xen-tools.sh)" >&2; exit 1; }
@@ -158,7 +208,7 @@ KVER=$(initramfs_kver "$PKGROOT")
 
 if gzip -t "$XEN" 2>/dev/null; then zcat "$XEN" >"$B/xen"; else cp "$XEN" "$B/xen"; fi
 cp "$PKGROOT/boot/vmlinuz-$KVER" "$B/vmlinuz"
-if [ -n "$TREE_OUT" ]; then
+if [ -n "$TREE_OUT" ] || [ $ARM = 1 ]; then
     : # built above
 elif [ "$XEN_VERSION" = 4.17 ]; then
     gcc -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/vcpustats-check" "$REPO/tests/e2e/vcpustats-check.c" \
@@ -212,13 +262,16 @@ for t in "${XEN_TOOLS_ROOT:-/nonexistent}"/usr/lib/xen/tests/*; do
 done
 cp "$B/vmlinuz" "$R/domu/vmlinuz"
 cp "$B/domu.cpio" "$R/domu/initrd"
-cat >"$R/domu/domu.cfg.in" <<'CFG'
+# Xen on Arm has one guest type (no type line); its kernel needs more memory
+DOMU_TYPE='type = "pv"' DOMU_MEM=96
+[ $ARM = 0 ] || DOMU_TYPE='' DOMU_MEM=160
+cat >"$R/domu/domu.cfg.in" <<CFG
 name = "@NAME@"
-type = "pv"
+$DOMU_TYPE
 kernel = "/domu/vmlinuz"
 ramdisk = "/domu/initrd"
 extra = "console=hvc0 rdinit=/init quiet @EXTRA@"
-memory = 96
+memory = $DOMU_MEM
 vcpus = @VCPUS@
 maxvcpus = @MAXVCPUS@
 on_poweroff = "destroy"
@@ -228,16 +281,30 @@ install -m755 "$HERE/dom0-init.sh" "$R/init"
 initramfs_pack "$R" "$B/dom0.cpio"
 
 LOG=${LOG:-$WORK/logs/serial-$(date +%Y%m%d-%H%M%S).log}
-XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
-DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 ${DOM0_EXTRA:-}${BENCH_VCPUS:+ xt_bench_vcpus=$BENCH_VCPUS}"
 : >"$LOG"
 start=$(date +%s)
 echo "[host] $(date -u +%T) QEMU: $XEN, log $LOG"
+if [ $ARM = 1 ]; then
+    # as tests/e2e/xen/boot.sh (tests/e2e/qemu-arm64.sh); dom0 and the
+    # domUs on Arm map every table writable, so after the checks the
+    # rewrite test runs too (xt_rewrite_after)
+    XEN_CMDLINE="console=dtuart loglvl=all guest_loglvl=all conring_size=1M bootscrub=0 dom0_mem=768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
+    DOM0_CMDLINE="console=hvc0 earlycon=xenboot rdinit=/init loglevel=4 xt_rewrite_after xt_rewrite_seconds=${REWRITE_SECONDS:-30} ${DOM0_EXTRA:-}${BENCH_VCPUS:+ xt_bench_vcpus=$BENCH_VCPUS}"
+    command -v qemu-system-aarch64 >/dev/null || apt-get -o DPkg::Lock::Timeout=600 -y -q install \
+        --no-install-recommends qemu-system-arm >/dev/null || { echo "cannot install qemu-system-arm" >&2; exit 1; }
+    # shellcheck source=tests/e2e/qemu-arm64.sh
+    . "$REPO/tests/e2e/qemu-arm64.sh"
+    qemu_arm64 "$B/xen" "$B/vmlinuz" "$B/dom0.cpio" "$XEN_CMDLINE" "$DOM0_CMDLINE" "$LOG" "$SMP" "$MEM" \
+        timeout --signal=KILL "$TIMEOUT" nice -n "${QEMU_NICE:-10}"
+else
+XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=768M,max:768M dom0_max_vcpus=$SMP ${XEN_EXTRA:-}"
+DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 ${DOM0_EXTRA:-}${BENCH_VCPUS:+ xt_bench_vcpus=$BENCH_VCPUS}"
 timeout --signal=KILL "$TIMEOUT" qemu-system-x86_64 \
     -machine pc -accel tcg,thread=multi -cpu qemu64 -smp "$SMP" -m "$MEM" \
     -display none -monitor none -nic none -no-reboot -serial "file:$LOG" \
     -kernel "$B/xen" -append "$XEN_CMDLINE" \
     -initrd "$B/vmlinuz $DOM0_CMDLINE,$B/dom0.cpio" &
+fi
 QPID=$!
 done_at=0
 while kill -0 $QPID 2>/dev/null; do

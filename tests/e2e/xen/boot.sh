@@ -23,25 +23,14 @@ START=$(date +%s)
 elapsed() { echo $(($(date +%s) - START)); }
 
 if [ "${XEN_ARCH:-amd64}" = arm64 ]; then
-    # QEMU's virt board with EL2, no firmware: -kernel loads Xen (an arm64
-    # Image) and passes it the device tree; each guest-loader device puts a
-    # file in RAM and names it in /chosen as a multiboot module (the dom0
-    # kernel with its command line, then its initramfs), which is how Xen
-    # on Arm finds dom0.  RAM starts at 0x40000000 and QEMU puts the device
-    # tree at RAM + 128 MiB without reporting an overlap: the modules go
-    # from 0x50000000, each on a 2 MiB boundary.  Xen's console is the
-    # PL011 the device tree names (dtuart); it carries dom0's hvc0.
-    # bootscrub=0: scrubbing dom0's memory costs 5-9 s under emulation.
+    # tests/e2e/qemu-arm64.sh: the virt board, Xen as -kernel, dom0 as
+    # guest-loader modules.  bootscrub=0: scrubbing dom0's memory costs 5-9 s
+    # under emulation.
     XEN_CMDLINE="console=dtuart loglvl=all guest_loglvl=all conring_size=1M bootscrub=0 dom0_mem=768M dom0_max_vcpus=${E2E_DOM0_VCPUS:-1}"
     DOM0_CMDLINE="console=hvc0 earlycon=xenboot rdinit=/init loglevel=4 cryptomgr.notests $DOM0_EXTRA"
-    KADDR=$((0x50000000))
-    IADDR=$(((KADDR + $(stat -c %s "$IMG/vmlinuz") + 0x1fffff) / 0x200000 * 0x200000))
-    # a comma separates -device options: one in the command line is doubled
-    qemu-system-aarch64 -machine virt,virtualization=on,gic-version=2 -cpu cortex-a57 -smp "$SMP" -m 2048 \
-        -accel tcg,thread=multi -display none -monitor none -nic none -no-reboot -serial "file:$LOG" \
-        -kernel "$IMG/xen" -append "$XEN_CMDLINE" \
-        -device "guest-loader,addr=$(printf 0x%x $KADDR),kernel=$IMG/vmlinuz,bootargs=${DOM0_CMDLINE//,/,,}" \
-        -device "guest-loader,addr=$(printf 0x%x "$IADDR"),initrd=$IMG/dom0.cpio" &
+    # shellcheck source=tests/e2e/qemu-arm64.sh
+    . "$HERE/../qemu-arm64.sh"
+    qemu_arm64 "$IMG/xen" "$IMG/vmlinuz" "$IMG/dom0.cpio" "$XEN_CMDLINE" "$DOM0_CMDLINE" "$LOG" "$SMP" 2048
 else
     XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all conring_size=1M dom0_mem=768M,max:768M dom0_max_vcpus=${E2E_DOM0_VCPUS:-1}"
     DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 cryptomgr.notests $DOM0_EXTRA"
