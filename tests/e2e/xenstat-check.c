@@ -316,6 +316,11 @@ static int lc_create(xc_interface *xch, uint32_t domid, unsigned int kib)
         printf("FAIL: lifecycle: create d%u: %s\n", domid, strerror(errno));
         return -1;
     }
+    /* its vCPUs, as libxl creates them (down until started) */
+    if (xc_domain_max_vcpus(xch, domid, cfg.max_vcpus)) {
+        printf("FAIL: lifecycle: max_vcpus d%u: %s\n", domid, strerror(errno));
+        return -1;
+    }
     if (xc_domain_setmaxmem(xch, domid, kib)) {
         printf("FAIL: lifecycle: setmaxmem d%u: %s\n", domid, strerror(errno));
         return -1;
