@@ -376,6 +376,32 @@ static int lc_sample(xenstat_handle *xh, uint32_t domid, unsigned int flags, uns
     return r;
 }
 
+/*
+ * destroy d, one xenstat_get_node(flags), then d must be gone within 10 s;
+ * if not, release it as any libxenstat must (d no longer listed) for the
+ * next steps.  1 pass, 0 fail, -1 d stays.
+ */
+static int lc_destroy(xenstat_handle *xh, xc_interface *xch, uint32_t d, unsigned int flags, const char *what)
+{
+    double waited;
+    int r, ok;
+
+    xc_domain_destroy(xch, d);
+    r = lc_sample(xh, d, flags, NULL);
+    ok = lc_gone(xch, d, &waited);
+    printf("%s: %s: d%u destroyed, one xenstat_get_node(%s) (d%u %s), gone %s after %.1f s\n", ok ? "PASS" : "FAIL",
+           what, d, flags ? "XENSTAT_VCPU" : "0", d, r < 0 ? "not listed" : "listed", ok ? "yes" : "NO", waited);
+    if (ok)
+        return 1;
+    lc_forget(d);
+    lc_sample(xh, d, XENSTAT_VCPU, NULL);
+    if (!lc_gone(xch, d, &waited)) {
+        printf("FAIL: lifecycle: d%u still there, stopping\n", d);
+        return -1;
+    }
+    return 0;
+}
+
 static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
 {
     unsigned long long max = 0;
@@ -394,21 +420,10 @@ static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
         lc_forget(d);
         return 1;
     }
-    xc_domain_destroy(xch, d);
-    r = lc_sample(xh, d, XENSTAT_VCPU, NULL);
-    ok = lc_gone(xch, d, &waited);
-    printf("%s: lifecycle-dying: d%u destroyed, one xenstat_get_node() (d%u %s), gone %s after %.1f s\n",
-           ok ? "PASS" : "FAIL", d, d, r < 0 ? "not listed" : "listed dying", ok ? "yes" : "NO", waited);
+    ok = lc_destroy(xh, xch, d, XENSTAT_VCPU, "lifecycle-dying");
+    if (ok < 0)
+        return 1;
     bad += !ok;
-    if (!ok) {
-        /* release it for the next steps: a new handle would not, the old one must */
-        lc_forget(d);
-        lc_sample(xh, d, XENSTAT_VCPU, NULL);
-        if (!lc_gone(xch, d, &waited)) {
-            printf("FAIL: lifecycle: d%u still there, stopping\n", d);
-            return 1;
-        }
-    }
 
     /* 2. the same domid and handle again: a table of its own */
     if (lc_create(xch, d, 8192))
@@ -420,20 +435,10 @@ static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
     bad += !ok;
 
     /* 3. destroyed, the next get_node collects no vCPUs: released all the same */
-    xc_domain_destroy(xch, d);
-    lc_sample(xh, d, 0, NULL);
-    ok = lc_gone(xch, d, &waited);
-    printf("%s: lifecycle-prune: d%u destroyed, one xenstat_get_node() without XENSTAT_VCPU, gone %s after %.1f s\n",
-           ok ? "PASS" : "FAIL", d, ok ? "yes" : "NO", waited);
+    ok = lc_destroy(xh, xch, d, 0, "lifecycle-prune");
+    if (ok < 0)
+        return 1;
     bad += !ok;
-    if (!ok) {
-        lc_forget(d);
-        lc_sample(xh, d, XENSTAT_VCPU, NULL);
-        if (!lc_gone(xch, d, &waited)) {
-            printf("FAIL: lifecycle: d%u still there, stopping\n", d);
-            return 1;
-        }
-    }
 
     /* 4. refused (XSM), destroyed, re-created with the same handle: asked afresh */
     if (lc_create(xch, d, 4096))
