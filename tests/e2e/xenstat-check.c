@@ -34,18 +34,21 @@
  *       a running domain is: xenstat_vcpu_online() must still say what
  *       XEN_DOMCTL_getvcpuinfo says (online).
  *   xenstat-check lifecycle [DOMID]
- *       a bare PV domain (default domid 32000, no memory, never run),
- *       created, destroyed and re-created with the same domid and handle
- *       by this program, one libxenstat handle throughout: a dying domain
- *       is released by the next xenstat_get_node() (else the mapping keeps
- *       it from being destroyed), also by one that collects no vCPUs; the
- *       re-created domain is mapped afresh (its own MAX_PAGES), also after
- *       a refusal of the first one.
+ *       a bare PV domain (default domid 32000, never run), created,
+ *       destroyed and re-created with the same domid and handle by this
+ *       program, one libxenstat handle throughout: destroyed while a page
+ *       of it is mapped (so it stays listed, dying), its table must be
+ *       released by the next xenstat_get_node(); destroyed, by the next
+ *       one even without XENSTAT_VCPU; re-created (also between two calls,
+ *       and after a refusal of the first one), it must be read from its own
+ *       new table (its own MAX_PAGES).  Releases are counted by
+ *       interposing xenforeignmemory_unmap_resource().
  * The refusals and copies interpose libxenforeignmemory's functions (this
  * program defines them, and calls the library's through dlsym()).
  */
 #ifndef TIME_ONLY
 #define _GNU_SOURCE
+#define XC_WANT_COMPAT_MAP_FOREIGN_API
 #endif
 #include <errno.h>
 #include <inttypes.h>
@@ -112,7 +115,10 @@ static struct {
     int copy_inactive;      /* MAX_PAGES inactive in the copy */
     int copy_offline;       /* vCPU 0 offline in the copy */
     unsigned int copies;
-} fake = {-1, 0, 0, -1, 0, 0, 0};
+    int watch_domid;        /* -1: none; count the unmaps of its tables */
+    unsigned int watch_unmaps;
+    xenforeignmemory_resource_handle *watched[16];
+} fake = {-1, 0, 0, -1, 0, 0, 0, -1, 0, {NULL}};
 static unsigned int self_domid;
 
 static int fake_match(int want, domid_t domid)
@@ -160,6 +166,12 @@ xenforeignmemory_resource_handle *xenforeignmemory_map_resource(xenforeignmemory
         return NULL;
     }
     res = real(fmem, domid, type, id, frame, nr_frames, paddr, prot, flags);
+    if (res && fake.watch_domid >= 0 && domid == fake.watch_domid)
+        for (i = 0; i < sizeof(fake.watched) / sizeof(fake.watched[0]); i++)
+            if (!fake.watched[i]) {
+                fake.watched[i] = res;
+                break;
+            }
     if (!res || !fake_match(fake.copy_domid, domid) || frame != 0)
         return res;
     copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -184,6 +196,26 @@ xenforeignmemory_resource_handle *xenforeignmemory_map_resource(xenforeignmemory
     mprotect(copy, len, PROT_READ);
     *paddr = copy; /* left mapped: a test program's few pages */
     return res;
+}
+
+int xenforeignmemory_unmap_resource(xenforeignmemory_handle *fmem, xenforeignmemory_resource_handle *fres)
+{
+    static int (*real)(xenforeignmemory_handle *, xenforeignmemory_resource_handle *);
+    size_t i;
+
+    for (i = 0; fres && i < sizeof(fake.watched) / sizeof(fake.watched[0]); i++)
+        if (fake.watched[i] == fres) {
+            fake.watched[i] = NULL;
+            fake.watch_unmaps++;
+        }
+    if (!real)
+        real = (int (*)(xenforeignmemory_handle *, xenforeignmemory_resource_handle *))dlsym(
+            RTLD_NEXT, "xenforeignmemory_unmap_resource");
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(fmem, fres);
 }
 
 static unsigned int read_self_domid(void)
@@ -305,6 +337,7 @@ static int lc_create(xc_interface *xch, uint32_t domid, unsigned int kib)
     struct xen_domctl_createdomain cfg;
     uint32_t id = domid;
     char cmd[128];
+    int tries;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.max_vcpus = 2;
@@ -312,7 +345,14 @@ static int lc_create(xc_interface *xch, uint32_t domid, unsigned int kib)
     cfg.max_maptrack_frames = 4;
     cfg.grant_opts = XEN_DOMCTL_GRANT_version(1);
     memcpy(cfg.handle, lc_uuid, sizeof(cfg.handle));
-    if (xc_domain_create(xch, &id, &cfg) || id != domid) {
+    /* a destroyed domain's id is free once Xen has completed its destruction */
+    for (tries = 0; tries < 100; tries++) {
+        id = domid;
+        if (!xc_domain_create(xch, &id, &cfg) || errno != EEXIST)
+            break;
+        usleep(100000);
+    }
+    if (tries == 100 || id != domid) {
         printf("FAIL: lifecycle: create d%u: %s\n", domid, strerror(errno));
         return -1;
     }
@@ -377,29 +417,61 @@ static int lc_sample(xenstat_handle *xh, uint32_t domid, unsigned int flags, uns
 }
 
 /*
- * destroy d, one xenstat_get_node(flags), then d must be gone within 10 s;
- * if not, release it as any libxenstat must (d no longer listed) for the
- * next steps.  1 pass, 0 fail, -1 d stays.
+ * destroy d, one xenstat_get_node(flags): libxenstat must have released
+ * d's table by then.  hold: a page of d mapped meanwhile, which keeps it
+ * listed as dying.  Then d must be gone within 10 s; if not, it is
+ * released as any libxenstat must (d no longer listed) for the next steps.
+ * 1 pass, 0 fail, -1 d stays.
  */
-static int lc_destroy(xenstat_handle *xh, xc_interface *xch, uint32_t d, unsigned int flags, const char *what)
+static int lc_destroy(xenstat_handle *xh, xc_interface *xch, uint32_t d, unsigned int flags, int hold,
+                      const char *what)
 {
+    unsigned int before = fake.watch_unmaps;
+    xen_pfn_t frame = 0;
+    void *page = NULL;
     double waited;
-    int r, ok;
+    int r, ok, released;
 
+    if (hold) {
+        if (xc_domain_populate_physmap_exact(xch, d, 1, 0, 0, &frame))
+            printf("lifecycle: d%u: a page: %s\n", d, strerror(errno));
+        else if (!(page = xc_map_foreign_range(xch, d, 4096, PROT_READ, frame)))
+            printf("lifecycle: d%u: mapping its page: %s\n", d, strerror(errno));
+    }
     xc_domain_destroy(xch, d);
     r = lc_sample(xh, d, flags, NULL);
+    released = fake.watch_unmaps > before;
+    if (page)
+        munmap(page, 4096);
     ok = lc_gone(xch, d, &waited);
-    printf("%s: %s: d%u destroyed, one xenstat_get_node(%s) (d%u %s), gone %s after %.1f s\n", ok ? "PASS" : "FAIL",
-           what, d, flags ? "XENSTAT_VCPU" : "0", d, r < 0 ? "not listed" : "listed", ok ? "yes" : "NO", waited);
-    if (ok)
-        return 1;
-    lc_forget(d);
-    lc_sample(xh, d, XENSTAT_VCPU, NULL);
-    if (!lc_gone(xch, d, &waited)) {
-        printf("FAIL: lifecycle: d%u still there, stopping\n", d);
-        return -1;
+    printf("%s: %s: d%u destroyed%s, one xenstat_get_node(%s): d%u %s, its table %s; gone %s after %.1f s\n",
+           ok && released && (!hold || r >= 0) ? "PASS" : "FAIL", what, d, page ? " (a page of it mapped)" : "",
+           flags ? "XENSTAT_VCPU" : "0", d, r < 0 ? "not listed" : "listed (dying)",
+           released ? "released" : "STILL MAPPED", ok ? "yes" : "NO", waited);
+    if (!ok) {
+        lc_forget(d);
+        lc_sample(xh, d, XENSTAT_VCPU, NULL);
+        if (!lc_gone(xch, d, &waited)) {
+            printf("FAIL: lifecycle: d%u still there, stopping\n", d);
+            return -1;
+        }
     }
-    return 0;
+    return ok && released && (!hold || r >= 0);
+}
+
+/* re-create d with max KiB and the same handle: read from its own table */
+static int lc_recreate(xenstat_handle *xh, xc_interface *xch, uint32_t d, unsigned int kib, const char *what)
+{
+    unsigned long long max = 0;
+    int r, ok;
+
+    if (lc_create(xch, d, kib))
+        return -1;
+    r = lc_sample(xh, d, XENSTAT_VCPU, &max);
+    ok = r == 1 && max == kib;
+    printf("%s: %s: d%u re-created with the same handle (max %u KiB): table %s, max %llu KiB\n", ok ? "PASS" : "FAIL",
+           what, d, kib, r == 1 ? "yes" : "no", max);
+    return ok;
 }
 
 static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
@@ -409,7 +481,8 @@ static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
     double waited;
     int r, ok;
 
-    /* 1. mapped, destroyed: the next get_node releases the dying domain */
+    fake.watch_domid = (int)d;
+    /* 1. mapped; destroyed while a page of it is mapped: listed dying, released */
     if (lc_create(xch, d, 4096))
         return 1;
     r = lc_sample(xh, d, XENSTAT_VCPU, &max);
@@ -420,27 +493,28 @@ static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
         lc_forget(d);
         return 1;
     }
-    ok = lc_destroy(xh, xch, d, XENSTAT_VCPU, "lifecycle-dying");
-    if (ok < 0)
+    if ((ok = lc_destroy(xh, xch, d, XENSTAT_VCPU, 1, "lifecycle-dying")) < 0)
         return 1;
     bad += !ok;
 
     /* 2. the same domid and handle again: a table of its own */
-    if (lc_create(xch, d, 8192))
-        return 1;
-    r = lc_sample(xh, d, XENSTAT_VCPU, &max);
-    ok = r == 1 && max == 8192;
-    printf("%s: lifecycle-recreated: d%u re-created with the same handle (max 8192 KiB): table %s, max %llu KiB\n",
-           ok ? "PASS" : "FAIL", d, r == 1 ? "yes" : "no", max);
-    bad += !ok;
-
-    /* 3. destroyed, the next get_node collects no vCPUs: released all the same */
-    ok = lc_destroy(xh, xch, d, 0, "lifecycle-prune");
-    if (ok < 0)
+    if ((ok = lc_recreate(xh, xch, d, 8192, "lifecycle-recreated")) < 0)
         return 1;
     bad += !ok;
 
-    /* 4. refused (XSM), destroyed, re-created with the same handle: asked afresh */
+    /* 3. destroyed and re-created between two calls: the unique id tells */
+    xc_domain_destroy(xch, d);
+    lc_gone(xch, d, &waited);
+    if ((ok = lc_recreate(xh, xch, d, 4096, "lifecycle-recreated-unseen")) < 0)
+        return 1;
+    bad += !ok;
+
+    /* 4. destroyed, the next get_node collects no vCPUs: released all the same */
+    if ((ok = lc_destroy(xh, xch, d, 0, 0, "lifecycle-prune")) < 0)
+        return 1;
+    bad += !ok;
+
+    /* 5. refused (XSM), destroyed, re-created with the same handle: asked afresh */
     if (lc_create(xch, d, 4096))
         return 1;
     fake.refuse_domid = (int)d;
@@ -449,13 +523,9 @@ static int do_lifecycle(xenstat_handle *xh, xc_interface *xch, uint32_t d)
     fake.refuse_domid = -1;
     xc_domain_destroy(xch, d);
     lc_gone(xch, d, &waited);
-    if (lc_create(xch, d, 8192))
+    if ((ok = lc_recreate(xh, xch, d, 8192, "lifecycle-refused-recreated")) < 0)
         return 1;
-    r = lc_sample(xh, d, XENSTAT_VCPU, &max) == 1 && r == 0;
-    ok = r && max == 8192;
-    printf("%s: lifecycle-refused-recreated: d%u refused (EPERM), destroyed, re-created: table %s, max %llu KiB\n",
-           ok ? "PASS" : "FAIL", d, r ? "yes" : "no", max);
-    bad += !ok;
+    bad += !ok || r != 0;
 
     xc_domain_destroy(xch, d);
     lc_forget(d);

@@ -68,6 +68,8 @@ review_checks() {
         rc=$?
         sed "s/^/XT: tools: $2 $n: /" /tmp/rv.out
         if [ "$2" = v1 ]; then
+            # v1 kept a domU's refusal per domain once a table was mapped
+            [ "$n" = refuse-flask-domu ] && continue
             [ "$rc" != 0 ]
             res "tools-v1-fails-$n" $? "the check fails with v1's libxenstat (rc=$rc)"
         else
