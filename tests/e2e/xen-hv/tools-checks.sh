@@ -13,7 +13,8 @@
 #   - with -v, the patched output less its new lines is the stock one;
 #   - the review of v1 (xenstat-check refuse, inactive, paused-vcpu,
 #     lifecycle), and, with v1's libxenstat in /opt/v1/lib (run.sh
-#     TOOLS_V1_LIB=DIR), that each of those fails with it;
+#     TOOLS_V1_LIB=DIR), that each of those fails with it (DOM0_EXTRA=
+#     xt_review_only: those alone, with one idle domU);
 #   - time per xenstat_get_node(), patched and stock library, same boot.
 # With xt_stock too (a hypervisor without the tables): the patched tools
 # fall back, their -v output has no shares, and nothing is printed on
@@ -118,6 +119,15 @@ tools_timing() {
 }
 
 tools_checks() {
+    # xt_review_only (DOM0_EXTRA): one idle domU, then the review's checks
+    if grep -qw xt_review_only /proc/cmdline; then
+        export LD_LIBRARY_PATH=/usr/lib:$LD_LIBRARY_PATH
+        create idle 2 idle
+        wait_alive idle 2 idle || true
+        review_checks "" v2
+        [ -d /opt/v1/lib ] && review_checks /opt/v1/lib v1
+        return 0
+    fi
     tools_domus
     if grep -qw xt_time_only /proc/cmdline; then
         N=$(arg xt_time_calls)
