@@ -54,6 +54,8 @@
 #                  TOOLS_ONLY=1: those checks alone, not the tree's;
 #                  TOOLS_FILL=N: N idle domUs besides the three (default 5);
 #                  TOOLS_VCPUS=N: vCPUs a domU (default 4);
+#                  TOOLS_V1_LIB=DIR: v1's libxenstat, for the checks
+#                  that must fail with it (tools-checks.sh);
 #                  TOOLS_TIME_ONLY=1: the domUs, then only the time per
 #                  xenstat_get_node(), both libraries, alternating
 #   XEN_ARCH=arm64 (XEN_VERSION=4.17)  Xen on Arm under qemu-system-aarch64
@@ -246,6 +248,9 @@ if [ "${TOOLS_SERIES:-0}" = 1 ]; then
     mkdir -p "$R/opt/stock/lib"
     cp -L "$TREE_OUT/dist/usr/sbin/xentop" "$R/opt/stock/xentop"
     cp -L "$TREE_OUT"/dist/usr/lib/libxenstat.so.[0-9]* "$R/opt/stock/lib/"
+    # TOOLS_V1_LIB=DIR: the libxenstat of v1 of the series, which the
+    # checks of v1's review must fail with
+    if [ -n "${TOOLS_V1_LIB:-}" ]; then mkdir -p "$R/opt/v1/lib"; cp -L "$TOOLS_V1_LIB"/libxenstat.so.[0-9]* "$R/opt/v1/lib/"; fi
     install -m644 "$HERE/tools-checks.sh" "$R/tools-checks.sh"
     case " ${DOM0_EXTRA:-} " in *" xt_tools "*) ;; *) DOM0_EXTRA="${DOM0_EXTRA:-} xt_tools" ;; esac
     [ "${TOOLS_ONLY:-0}" = 1 ] && DOM0_EXTRA="$DOM0_EXTRA xt_tools_only"

@@ -10,24 +10,29 @@
 #   - libxenstat against XEN_DOMCTL_getvcpuinfo (xenstat-check compare);
 #   - without -v, patched and stock xentop print the same bytes;
 #   - the stock xentop runs (stock tools, patched hypervisor);
+#   - with -v, the patched output less its new lines is the stock one;
+#   - the review of v1 (xenstat-check refuse, inactive, paused-vcpu,
+#     lifecycle), and, with v1's libxenstat in /opt/v1/lib (run.sh
+#     TOOLS_V1_LIB=DIR), that each of those fails with it (DOM0_EXTRA=
+#     xt_review_only: those alone, with one idle domU);
 #   - time per xenstat_get_node(), patched and stock library, same boot.
 # With xt_stock too (a hypervisor without the tables): the patched tools
 # fall back, their -v output has no shares, and nothing is printed on
 # stderr.
 
-# shares FILE: "domain vcpu running runnable blocked offline" for each vCPU
-# line of the last iteration of `xentop -b -v` in FILE
+# shares FILE: "domain vcpu running runnable blocked offline" for each
+# "VCPU n runstate shares:" line of the last iteration of `xentop -b -v`
+# in FILE (the domain is that of the last line with a state column)
 shares() {
     awk '/NAME  STATE/ {n++} {line[NR] = $0; it[NR] = n} END {
         for (i = 1; i <= NR; i++) {
             if (it[i] != n) continue
             $0 = line[i]
             if ($0 ~ /NAME  STATE/) continue
-            if ($1 != "VCPUs(sec):" && $0 !~ /running/) { dom = $1; continue }
-            if ($0 !~ /running/) continue
-            v = ""; r = q = b = o = "-"
-            for (f = 1; f <= NF; f++) {
-                if (v == "" && $f ~ /^[0-9]+:$/) { v = $f; sub(":", "", v) }
+            if ($2 ~ /^[-a-z][-a-z][-a-z][-a-z][-a-z][-a-z]$/) { dom = $1; continue }
+            if ($1 != "VCPU" || $3 != "runstate" || $4 != "shares:") continue
+            v = $2; r = q = b = o = "-"
+            for (f = 5; f <= NF; f++) {
                 if ($f == "running") r = $(f + 1)
                 if ($f == "runnable") q = $(f + 1)
                 if ($f == "blocked") b = $(f + 1)
@@ -37,6 +42,41 @@ shares() {
             print dom, v, r, q, b, o
         }
     }' "$1"
+}
+
+# mask FILE: xentop -b [-v] output less the figures of Domain-0 that move
+# between two runs (its CPU(sec) and VCPUs(sec) seconds) and less the
+# lines the series adds
+mask() {
+    awk '$2 ~ /^[-a-z][-a-z][-a-z][-a-z][-a-z][-a-z]$/ { dom = $1 }
+         dom == "Domain-0" && $2 ~ /^[-a-z]+$/ { $3 = "X" }
+         dom == "Domain-0" && ($1 == "VCPUs(sec):" || $0 ~ /^        /) { gsub(/[0-9]+s/, "Xs") }
+         $1 == "VCPU" && $3 == "runstate" && $4 == "shares:" { next }
+         { print }' "$1"
+}
+
+# review_checks LIBDIR TAG: the checks of the review of v1 (xenstat-check),
+# with the libxenstat of LIBDIR ("" for the installed one); with TAG
+# "v1", each must fail
+review_checks() {
+    idle=$(xl domid idle)
+    for c in "refuse-self:refuse 0 EOPNOTSUPP" "refuse-flask-self:refuse 0 EPERM" \
+        "refuse-flask-domu:refuse $idle EACCES" "inactive-counter:inactive $idle" \
+        "paused-vcpu:paused-vcpu $idle" "lifecycle:lifecycle"; do
+        n=${c%%:*}
+        # shellcheck disable=SC2086
+        LD_LIBRARY_PATH=${1:+$1:}$LD_LIBRARY_PATH timeout 180 xenstat-check ${c#*:} >/tmp/rv.out 2>&1
+        rc=$?
+        sed "s/^/XT: tools: $2 $n: /" /tmp/rv.out
+        if [ "$2" = v1 ]; then
+            # v1 kept a domU's refusal per domain once a table was mapped
+            [ "$n" = refuse-flask-domu ] && continue
+            [ "$rc" != 0 ]
+            res "tools-v1-fails-$n" $? "the check fails with v1's libxenstat (rc=$rc)"
+        else
+            res "tools-$n" $rc "xenstat-check ${c#*:}"
+        fi
+    done
 }
 
 # tools_domus: the domUs of the checks (sets FILLS, V, H)
@@ -79,6 +119,15 @@ tools_timing() {
 }
 
 tools_checks() {
+    # xt_review_only (DOM0_EXTRA): one idle domU, then the review's checks
+    if grep -qw xt_review_only /proc/cmdline; then
+        export LD_LIBRARY_PATH=/usr/lib:$LD_LIBRARY_PATH
+        create idle 2 idle
+        wait_alive idle 2 idle || true
+        review_checks "" v2
+        [ -d /opt/v1/lib ] && review_checks /opt/v1/lib v1
+        return 0
+    fi
     tools_domus
     if grep -qw xt_time_only /proc/cmdline; then
         N=$(arg xt_time_calls)
@@ -168,6 +217,10 @@ tools_checks() {
     grep -q ' 0 domains read from their table' /tmp/xc.out && rc=1
     res tools-vs-getvcpuinfo $rc "running time and online flag of every vCPU, tolerance 20 ms (+50 ms running)"
 
+    # 2b. what the review of v1 found; each must fail with v1's library
+    review_checks "" v2
+    [ -d /opt/v1/lib ] && review_checks /opt/v1/lib v1
+
     # 3. without -v: the same bytes from the patched and the stock xentop,
     # the domUs paused so that no figure moves between the two runs (but
     # Domain-0's CPU seconds, masked)
@@ -175,12 +228,19 @@ tools_checks() {
     timeout 30 xentop -b -i 1 >/tmp/new.out 2>&1
     LD_LIBRARY_PATH=/opt/stock/lib timeout 30 /opt/stock/xentop -b -i 1 >/tmp/old.out 2>&1
     rc=$?
+    timeout 30 xentop -b -v -i 1 >/tmp/newv.out 2>&1
+    LD_LIBRARY_PATH=/opt/stock/lib timeout 30 /opt/stock/xentop -b -v -i 1 >/tmp/oldv.out 2>&1
     for d in cpu idle offl $FILLS; do xl unpause $d; done
-    for f in new old; do awk '$1 == "Domain-0" { $3 = "X" } { print }' /tmp/$f.out >/tmp/$f.masked; done
+    for f in new old newv oldv; do mask /tmp/$f.out >/tmp/$f.masked; done
     sed 's/^/XT: tools: stock xentop -b: /' /tmp/old.out
     cmp /tmp/new.masked /tmp/old.masked >/dev/null
     res tools-batch-identical $? "xentop -b without -v: patched and stock outputs the same ($(wc -c </tmp/new.out) and $(wc -c </tmp/old.out) bytes; Domain-0's CPU(sec) masked)"
     cmp /tmp/new.out /tmp/old.out >/dev/null && say "tools: the unmasked outputs are identical too"
+    n=$(grep -c '^VCPU .* runstate shares:' /tmp/newv.out)
+    sed 's/^/XT: tools: patched xentop -b -v (paused): /' /tmp/newv.out | tail -20
+    cmp /tmp/newv.masked /tmp/oldv.masked >/dev/null && [ "$n" -gt 0 ]
+    res tools-batch-v-layout $? "xentop -b -v: the patched output less its $n share lines is the stock output (Domain-0's seconds masked)"
+    cmp /tmp/newv.masked /tmp/oldv.masked >/dev/null || diff /tmp/oldv.masked /tmp/newv.masked | head -20 | sed 's/^/XT: tools: -v diff: /'
 
     # 4. the stock tools against the patched hypervisor
     LD_LIBRARY_PATH=/opt/stock/lib timeout 30 /opt/stock/xentop -b -v -d 1 -i 2 >/tmp/old.out 2>&1
