@@ -251,10 +251,35 @@ static struct pin *oldest_pin(struct agent *a, const struct pin *keep)
     return old;
 }
 
+/*
+ * What MHD_get_connection_info() says is copied at once: libmicrohttpd
+ * 1.0 answers from one buffer per connection, which its next call
+ * overwrites ("The returned pointer is invalidated with the next call of
+ * this function"), whereas 0.9.75 answered the address from the
+ * connection itself.  Holding the answer across a second call is what
+ * gave the guard the low bits of the address's pointer for a socket, on
+ * Debian 13.
+ */
+static struct http_guard_conn *guard_conn(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+static const struct sockaddr *client_address(struct MHD_Connection *c, socklen_t *ret_len)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+    *ret_len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    return sa;
+}
+
 /* A response of s on connection c starts: count s, making room if need be.  false: not counted. */
 static bool pin(struct agent *a, struct MHD_Connection *c, struct export_snapshot *s)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct http_guard_conn *gc = guard_conn(c);
     size_t bytes = export_snapshot_memory(s);
     struct pin *p, *old;
 
@@ -284,8 +309,7 @@ static bool pin(struct agent *a, struct MHD_Connection *c, struct export_snapsho
         a->pinned -= old->bytes;
     }
     pthread_mutex_unlock(&a->pins_lock);
-    if (ci)
-        http_guard_tag(ci->socket_context, s);
+    http_guard_tag(gc, s);
     return true;
 }
 
@@ -569,11 +593,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     (void)version;
     (void)upload_data;
     if (!*req_cls) {
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
         /* Headers only so far: decide once the request is complete. */
         *req_cls = &first_call_marker;
-        http_guard_busy(ci ? ci->socket_context : NULL, monotonic_ns());
+        http_guard_busy(guard_conn(c), monotonic_ns());
         return MHD_YES;
     }
     if (*upload_size) {
@@ -588,9 +610,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         return respond_text(c, MHD_HTTP_FORBIDDEN, refused);
     if (a->auth) {
         const char *authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-        socklen_t sa_len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        socklen_t sa_len;
+        const struct sockaddr *sa = client_address(c, &sa_len);
 
         switch (http_auth_check(a->auth, authorization, sa, sa_len, monotonic_ns())) {
         case HTTP_AUTH_OK:
@@ -696,12 +717,12 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
     struct agent *a = cls;
 
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = addr ? addr->client_addr : NULL;
-        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int fd = ci ? ci->connect_fd : -1; /* before the next call overwrites it */
+        socklen_t len;
+        const struct sockaddr *sa = client_address(c, &len);
 
-        *socket_context = fd ? http_guard_opened(a->guard, fd->connect_fd, sa, len, monotonic_ns()) : NULL;
+        *socket_context = fd >= 0 ? http_guard_opened(a->guard, fd, sa, len, monotonic_ns()) : NULL;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         http_guard_closed(a->guard, *socket_context);
         *socket_context = NULL;
@@ -711,12 +732,10 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
 static void request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                               enum MHD_RequestTerminationCode toe)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
     (void)cls;
     (void)req_cls;
     (void)toe;
-    http_guard_done(ci ? ci->socket_context : NULL, monotonic_ns());
+    http_guard_done(guard_conn(c), monotonic_ns());
 }
 
 static void httpd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
