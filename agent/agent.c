@@ -55,6 +55,10 @@
 #define DEFAULT_RESPONSE_DEADLINE_NS (30 * 1000000000ULL)
 #define DEFAULT_RESPONSE_MEMORY (32u << 20)
 #define MAX_PINS 512 /* above the connection limit: one sample per response at most */
+#define RESPONSE_SWEEP_NS 1000000000ULL /* the deadline is kept this often, whatever the interval */
+/* A connection's kernel send buffer (SO_SNDBUF; the kernel reserves twice
+ * this): what a response hands the kernel, out of the guard's reach. */
+#define HTTP_SNDBUF (256 * 1024)
 
 /*
  * A sample held by responses in flight, and what it costs: the memory a
@@ -722,6 +726,16 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
         socklen_t len;
         const struct sockaddr *sa = client_address(c, &len);
 
+        /*
+         * The kernel's send buffer grows to tcp_wmem's maximum (4 MiB by
+         * default) for a reader that does not read: a response that fits is
+         * then done with, as far as the server knows, and neither its
+         * deadline nor --response-memory sees the MB the reader pins.  A
+         * fixed buffer keeps the rest of the response in the agent, where the
+         * guard counts and cuts it (docs/agent-api.md, "Slow readers").
+         */
+        if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){HTTP_SNDBUF}, sizeof(int)) < 0)
+            log_debug("http: cannot set a connection's send buffer: %s", strerror(errno));
         *socket_context = fd >= 0 ? http_guard_opened(a->guard, fd, sa, len, monotonic_ns()) : NULL;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         http_guard_closed(a->guard, *socket_context);
@@ -878,14 +892,38 @@ static void reopen_host(struct agent *a, const struct collector_opts *co)
     log_warning("the host is back: sampling again");
 }
 
+/*
+ * libmicrohttpd's timeout is an idle one: the responses' total deadline is
+ * kept here, every second whatever the interval, as well as at each
+ * request, so it holds when nobody else connects.  Returns the time to the
+ * next sweep, in ms.
+ */
+static int sweep_responses(struct agent *a, uint64_t *next_ns)
+{
+    uint64_t now = monotonic_ns();
+
+    if (now >= *next_ns) {
+        if (a->guard)
+            http_guard_expire(a->guard, now, a->response_deadline_ns);
+        *next_ns = now + RESPONSE_SWEEP_NS;
+    }
+    return (int)((*next_ns - now + 999999) / 1000000);
+}
+
 static int run(struct agent *a, const struct collector_opts *co)
 {
+    uint64_t next_sweep_ns = 0;
+
     for (;;) {
         struct epoll_event evs[8];
-        int n, i, timeout = -1;
+        int n, i, timeout = sweep_responses(a, &next_sweep_ns);
 
-        if (a->collecting)
-            timeout = collector_round_wait_ms(a->collector, monotonic_ns());
+        if (a->collecting) {
+            int round = collector_round_wait_ms(a->collector, monotonic_ns());
+
+            if (round >= 0 && round < timeout)
+                timeout = round;
+        }
         n = epoll_wait(a->epfd, evs, 8, timeout);
         if (n < 0 && errno != EINTR)
             return fail(CMD, "epoll_wait: %s", strerror(errno));
@@ -903,10 +941,6 @@ static int run(struct agent *a, const struct collector_opts *co)
             case TAG_TIMER:
                 if (read(a->tfd, &ticks, sizeof(ticks)) <= 0)
                     break;
-                /* libmicrohttpd's timeout is an idle one: the responses' total deadline is kept here too,
-                 * as well as at each request, so it holds when nobody else connects */
-                if (a->guard)
-                    http_guard_expire(a->guard, monotonic_ns(), a->response_deadline_ns);
                 if (a->collecting)
                     break;
                 if (!a->collector)
