@@ -10,14 +10,17 @@
 #     is answered whole, responses are cut to free older samples (counted),
 #     and once nobody reopens, the agent lets go of every reader.
 #  2. The deadline, with a fresh agent and no cap in the way: 8 readers
-#     (4 plain, 4 gzip) read a few KiB a second, so the idle timeout never
-#     fires.  The agent counts the bytes their sample pins while they are
-#     answered, cuts each of them once its deadline has passed and not
-#     before (the lower bound is exact; only the upper one waits on the
-#     machine, with 30 s to spare), counts exactly 8 expired responses and
-#     none superseded, and pins nothing after.  A gzip answer (0.6 MB) fits
-#     in the kernel's default send buffer: the agent must keep it (a send
-#     buffer of its own) for the deadline to see it.
+#     (4 plain, 4 gzip) read a few KiB a second, and nobody else asks.  The
+#     agent counts the bytes their sample pins while they are answered,
+#     cuts each of them once its deadline (5 s, before libmicrohttpd's idle
+#     timeout of 10 s) has passed and not before (the lower bound is exact;
+#     only the upper one waits on the machine, with 30 s to spare), counts
+#     exactly 8 expired responses and none superseded, and pins nothing
+#     after.  A gzip answer (0.6 MB) fits in the kernel's default send
+#     buffer: the agent must keep it (a send buffer of its own) for the
+#     deadline to see it.
+#  3. The deadline between sampling ticks (interval 20 s): counted by the
+#     next sample.
 . "$(dirname "$0")/lib.sh"
 
 DOMAINS=${SLOW_READERS_DOMAINS:-1000}
@@ -62,7 +65,7 @@ SANITIZED=0
 if grep -q __asan_init "$XENSTATS" 2>/dev/null; then SANITIZED=1; fi
 # what both phases' Python share: the agent's sockets to the readers, its figures
 cat >"$XENSTATS_TEST_TMP/common.py" <<'PY'
-import gzip, re, socket, time, urllib.request
+import gzip, re, socket, threading, time, urllib.request
 
 def agent_sockets(port):
     """The agent's connections to 127.0.0.2-9, by the reader's port: True while the agent holds
@@ -82,6 +85,72 @@ def figures(port):
     with urllib.request.urlopen(req, timeout=30) as r:
         text = gzip.decompress(r.read()).decode()
     return {m.group(1): float(m.group(2)) for m in re.finditer(r"^xenstats_agent_http_(\w+) (\S+)$", text, re.M)}
+
+drain = threading.Event()
+
+class Reader(threading.Thread):
+    """Asks once and reads a few KiB a second; once told to drain, reads what is left at full
+    speed."""
+    def __init__(self, i, port):
+        super().__init__()
+        self.agent_port = port
+        self.gzip = i % 2 == 1
+        self.s = socket.socket()
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.s.bind((f"127.0.0.{2 + i}", 0))
+        self.port = self.s.getsockname()[1]
+        self.data = b""
+        self.sent = self.let_go = None
+
+    def run(self):
+        self.s.connect(("127.0.0.1", self.agent_port))
+        self.sent = time.monotonic()
+        self.s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+                       (b"Accept-Encoding: gzip\r\n" if self.gzip else b"") + b"\r\n")
+        self.s.settimeout(1)
+        while True:
+            try:
+                got = self.s.recv(65536)
+            except socket.timeout:
+                if drain.is_set():
+                    break
+                continue
+            except OSError:
+                break
+            if not got:
+                break
+            self.data += got
+            if not drain.is_set():
+                time.sleep(1)
+        self.s.close()
+
+    def whole(self):
+        head, _, body = self.data.partition(b"\r\n\r\n")
+        if b"content-length:" in head.lower():
+            n = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            return len(body) == n
+        return body.endswith(b"\r\n0\r\n\r\n")
+
+
+def let_go(port, readers, limit):
+    """Wait (making no request) until the agent holds none of the readers' connections, or limit s."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit and any(r.let_go is None for r in readers):
+        held = agent_sockets(port)
+        for r in readers:
+            if r.let_go is None and not held.get(r.port, False):
+                r.let_go = time.monotonic()
+        time.sleep(0.1)
+    drain.set()
+    for r in readers:
+        r.join()
+    return [r.let_go - r.sent if r.let_go else None for r in readers]
+
+def answered(readers):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60 and not all(r.data for r in readers):
+        time.sleep(0.1)
+    return all(r.data for r in readers)
 PY
 
 python3 - "$port" "$AGENT" "$DEADLINE" "$SANITIZED" "$XENSTATS_TEST_TMP" <<'PY' || fail "slow readers: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
@@ -213,75 +282,19 @@ for _ in $(seq 1 300); do
     sleep 0.2
 done
 python3 - "$port" "$DEADLINE2" "$XENSTATS_TEST_TMP" <<'PY' || fail "deadline: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
-import socket, sys, threading, time
+import sys, time
 port, deadline = int(sys.argv[1]), float(sys.argv[2])
 sys.path.insert(0, sys.argv[3])
-from common import agent_sockets, figures
-drain = threading.Event()
-
-class Reader(threading.Thread):
-    """Asks once and reads a few KiB a second (so libmicrohttpd's idle timeout never fires);
-    once told to drain, reads what is left at full speed."""
-    def __init__(self, i):
-        super().__init__()
-        self.gzip = i % 2 == 1
-        self.s = socket.socket()
-        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        self.s.bind((f"127.0.0.{2 + i}", 0))
-        self.port = self.s.getsockname()[1]
-        self.data = b""
-        self.sent = self.let_go = None
-
-    def run(self):
-        self.s.connect(("127.0.0.1", port))
-        self.sent = time.monotonic()
-        self.s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
-                       (b"Accept-Encoding: gzip\r\n" if self.gzip else b"") + b"\r\n")
-        self.s.settimeout(1)
-        while True:
-            try:
-                got = self.s.recv(65536)
-            except socket.timeout:
-                if drain.is_set():
-                    break
-                continue
-            except OSError:
-                break
-            if not got:
-                break
-            self.data += got
-            if not drain.is_set():
-                time.sleep(1)
-        self.s.close()
-
-    def whole(self):
-        head, _, body = self.data.partition(b"\r\n\r\n")
-        if b"content-length:" in head.lower():
-            n = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-            return len(body) == n
-        return body.endswith(b"\r\n0\r\n\r\n")
-
-readers = [Reader(i) for i in range(8)]
+from common import Reader, agent_sockets, answered, figures, let_go
+readers = [Reader(i, port) for i in range(8)]
 for r in readers:
     r.start()
-t0 = time.monotonic()
-while time.monotonic() - t0 < 60 and not all(r.data for r in readers):
-    time.sleep(0.1)
-assert all(r.data for r in readers), "not every reader was answered within 60 s"
+assert answered(readers), "not every reader was answered within 60 s"
 # a sample published after the 8 responses started: what they pin is counted
 time.sleep(1.5)
 pinned = figures(port).get("pinned_bytes", 0)
 # no request from now on: the agent's own sweep keeps the deadline
-while time.monotonic() - t0 < deadline + 30 and any(r.let_go is None for r in readers):
-    held = agent_sockets(port)
-    for r in readers:
-        if r.let_go is None and not held.get(r.port, False):
-            r.let_go = time.monotonic()
-    time.sleep(0.1)
-drain.set()
-for r in readers:
-    r.join()
-lived = [r.let_go - r.sent if r.let_go else None for r in readers]
+lived = let_go(port, readers, deadline + 30)
 # the figures of a sample published once the cut responses are reaped
 for _ in range(20):
     time.sleep(1)
@@ -301,5 +314,40 @@ assert f.get("superseded_responses_total") == 0, "responses superseded under a c
 assert f.get("pinned_bytes") == 0, f"{f.get('pinned_bytes')} bytes still pinned after the responses were cut"
 PY
 pass "the deadline: 8 slow readers (plain and gzip) counted while answered, cut after ${DEADLINE2} s and not before, counted; nothing pinned after"
+kill -TERM "$AGENT"
+wait "$AGENT" || fail "agent exit status"
+
+# 3. The deadline does not wait for a sampling tick.  With 20 s between samples, a 3 s
+# deadline and no request, 4 readers are let go, and the next sample counts 4 expired
+# responses: swept at the ticks, they would have met libmicrohttpd's idle timeout (10 s)
+# first, which counts none.
+start_agent --interval 20s --timeout 500ms --response-deadline 3s --response-memory 1G
+[ -n "${AGENT:-}" ] || fail "agent did not start"
+for _ in $(seq 1 300); do
+    curl -sf "$URL/metrics" 2>/dev/null | grep -q "^xenstats_agent_domains $((DOMAINS + 1))\$" && break
+    sleep 0.2
+done
+python3 - "$port" "$XENSTATS_TEST_TMP" <<'PY' || fail "deadline between ticks: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
+import sys, time
+port = int(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+from common import Reader, answered, figures, let_go
+readers = [Reader(i, port) for i in range(4)]
+for r in readers:
+    r.start()
+assert answered(readers), "not every reader was answered within 60 s"
+lived = let_go(port, readers, 3 + 30)
+assert all(x is not None and x >= 3 - 0.05 for x in lived), f"not let go by their deadline: {lived}"
+t0 = time.monotonic()
+while time.monotonic() - t0 < 45:
+    expired = figures(port).get("expired_responses_total")
+    if expired:
+        break
+    time.sleep(2)
+print(f"4 readers, interval 20 s, deadline 3 s: let go after {', '.join(f'{x:.1f}' for x in lived)} s; "
+      f"the next sample counts {expired:.0f} expired")
+assert expired == 4, f"{expired:.0f} responses counted expired, not 4: the deadline waited for a tick"
+PY
+pass "the deadline holds between sampling ticks (interval 20 s, deadline 3 s: 4 expired)"
 kill -TERM "$AGENT"
 wait "$AGENT" || fail "agent exit status"
