@@ -57,8 +57,11 @@
 #define MAX_PINS 512 /* above the connection limit: one sample per response at most */
 #define RESPONSE_SWEEP_NS 1000000000ULL /* the deadline is kept this often, whatever the interval */
 /* A connection's kernel send buffer (SO_SNDBUF; the kernel reserves twice
- * this): what a response hands the kernel, out of the guard's reach. */
-#define HTTP_SNDBUF (256 * 1024)
+ * this): what a response hands the kernel, out of the guard's reach.  It
+ * holds a gzip scrape of 1000 domains whole (0.6 MB), so a scraper slowed
+ * by a busy machine gets its answer from the kernel and is never cut, and
+ * keeps the plain text (7-18 MB there) in the agent, where it is counted. */
+#define HTTP_SNDBUF (1024 * 1024)
 
 /*
  * A sample held by responses in flight, and what it costs: the memory a
