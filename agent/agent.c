@@ -11,7 +11,8 @@
  * scrapes to come, and a scrape is sent the latest made (render ahead,
  * below); a plain one is rendered as it is sent (the text of a thousand
  * domains is some 17 MB, held only while more than four are sent at
- * once).  --web-config adds
+ * once).  What responses in flight hold is capped, and each has a total
+ * deadline (pin(), http_guard_expire()).  --web-config adds
  * TLS and basic auth (web_config.h, http_auth.h).  A host that goes away
  * is looked for again (lose_host()), /healthz saying 503 meanwhile.
  */
@@ -52,6 +53,27 @@
 #define DEFAULT_PORT 9740
 #define DEFAULT_PV_MAX_SETS 256   /* per domain: the monitor's defaults, said once here */
 #define DEFAULT_PV_MAX_PAGES 1024
+#define DEFAULT_RESPONSE_DEADLINE_NS (30 * 1000000000ULL)
+#define DEFAULT_RESPONSE_MEMORY (32u << 20)
+#define MAX_PINS 512 /* above the connection limit: one sample per response at most */
+#define RESPONSE_SWEEP_NS 1000000000ULL /* the deadline is kept this often, whatever the interval */
+/* A connection's kernel send buffer (SO_SNDBUF; the kernel reserves twice
+ * this): what a response hands the kernel, out of the guard's reach.  It
+ * holds a gzip scrape of 1000 domains whole (0.6 MB), so a scraper slowed
+ * by a busy machine gets its answer from the kernel and is never cut, and
+ * keeps the plain text (7-18 MB there) in the agent, where it is counted. */
+#define HTTP_SNDBUF (1024 * 1024)
+
+/*
+ * A sample held by responses in flight, and what it costs: the memory a
+ * slow reader can keep from being freed (see pin()).
+ */
+struct pin {
+    struct export_snapshot *snap; /* NULL: a free slot */
+    size_t bytes;                 /* export_snapshot_memory() at the last response's start */
+    unsigned int responses;
+    bool cut; /* its responses were cut to make room: no longer counted against the cap */
+};
 
 struct agent {
     struct xenstats_host *host;
@@ -70,6 +92,13 @@ struct agent {
     uint64_t last_gzip_ns[3];       /* atomic: HTTP threads; the last gzip request, by enum export_format */
     uint64_t gzip_period_ns[3];     /* atomic: the time between the last two of them */
     unsigned int streams;           /* atomic: plain renderings being sent */
+    uint64_t response_deadline_ns;  /* --response-deadline */
+    size_t response_memory;         /* --response-memory */
+
+    pthread_mutex_t pins_lock; /* pins, pinned, held */
+    struct pin pins[MAX_PINS];
+    size_t pinned; /* the bytes of the samples not cut: at most response_memory, but for one sample alone */
+    size_t held;   /* and with the ones cut, until their responses are reaped */
 
     /* render ahead: the renderer thread and what it made */
     pthread_t renderer;
@@ -108,6 +137,11 @@ static void usage(FILE *f)
             "                            channel each (default %d)\n"
             "      --pv-max-pages N      value pages of one domain's sets mapped at once\n"
             "                            (default %d, 4 KiB each)\n"
+            "      --response-deadline DURATION  time a response may take in all, however\n"
+            "                            slowly read (default 30s)\n"
+            "      --response-memory SIZE  memory the samples held by responses in flight may\n"
+            "                            take; older samples' slow readers are cut to make\n"
+            "                            room (default 32M; K, M, G: powers of 1024)\n"
             "      --web-config FILE     TLS and basic auth, in the Prometheus exporter-toolkit's\n"
             "                            web configuration format (see xenstats-agent(1))\n"
             "      --wait-for-host DURATION  wait at most DURATION for the host at start (on\n"
@@ -317,6 +351,16 @@ static void publish_snapshot(struct agent *a)
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_SCRAPES, __atomic_load_n(&a->scrapes, __ATOMIC_RELAXED));
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_REFUSED, __atomic_load_n(&a->http_refused, __ATOMIC_RELAXED));
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_EVICTED, __atomic_load_n(&a->http_evicted, __ATOMIC_RELAXED));
+    if (a->guard) {
+        struct http_guard_stats gs;
+
+        http_guard_get_stats(a->guard, &gs);
+        export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_EXPIRED, gs.expired);
+        export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_SUPERSEDED, gs.cut);
+    }
+    pthread_mutex_lock(&a->pins_lock);
+    export_figs_set(&counts.figs, EXPORT_FIG_AGENT_HTTP_PINNED_BYTES, a->held);
+    pthread_mutex_unlock(&a->pins_lock);
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_PV_MAX_LIVE_SETS, a->pv_max_sets);
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_PV_MAX_MAPPED_PAGES, a->pv_max_pages);
     export_figs_set(&counts.figs, EXPORT_FIG_AGENT_RENDERS_AHEAD, __atomic_load_n(&a->renders_ahead, __ATOMIC_RELAXED));
@@ -362,9 +406,136 @@ static void maybe_finish_round(struct agent *a)
 
 /* ---- HTTP ------------------------------------------------------------------------ */
 
-static void release_snapshot(void *cls)
+/*
+ * The memory slow readers can pin.  A response holds its sample until it
+ * is sent, and a sample is some MB at a thousand domains (and its text,
+ * when rendered whole, some 17 MB more); the responses of one sample
+ * share it, so what they pin is bounded by samples, not by readers.  The
+ * samples held by responses in flight are counted here, each once, at
+ * what they hold when a response starts (export_snapshot_memory()); when
+ * a new response's sample takes them past --response-memory, the
+ * responses of the oldest other samples are cut (their connections closed,
+ * oldest first) until the rest fits.  The new response is always taken:
+ * it is of the current sample, which the agent holds anyway, and a
+ * scraper is never the one refused.  A reader is cut only when its sample
+ * is older than everything else in flight that fits, so only readers
+ * slower than samples lose; --response-deadline bounds them all besides.
+ */
+static struct pin *find_pin(struct agent *a, const struct export_snapshot *s)
 {
-    export_snapshot_unref(cls);
+    for (int i = 0; i < MAX_PINS; i++)
+        if (a->pins[i].snap == s)
+            return &a->pins[i];
+    return NULL;
+}
+
+/* The oldest sample other than keep whose responses still count; NULL when none. */
+static struct pin *oldest_pin(struct agent *a, const struct pin *keep)
+{
+    struct pin *old = NULL;
+
+    for (int i = 0; i < MAX_PINS; i++) {
+        struct pin *p = &a->pins[i];
+
+        if (p->snap && p != keep && !p->cut && (!old || p->snap->monotonic_ns < old->snap->monotonic_ns))
+            old = p;
+    }
+    return old;
+}
+
+/*
+ * What MHD_get_connection_info() says is copied at once: libmicrohttpd
+ * 1.0 answers from one buffer per connection, which its next call
+ * overwrites ("The returned pointer is invalidated with the next call of
+ * this function"), whereas 0.9.75 answered the address from the
+ * connection itself.  Holding the answer across a second call is what
+ * gave the guard the low bits of the address's pointer for a socket, on
+ * Debian 13.
+ */
+static struct http_guard_conn *guard_conn(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+static const struct sockaddr *client_address(struct MHD_Connection *c, socklen_t *ret_len)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+    *ret_len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    return sa;
+}
+
+/* A response of s on connection c starts: count s, making room if need be.  false: not counted. */
+static bool pin(struct agent *a, struct MHD_Connection *c, struct export_snapshot *s)
+{
+    struct http_guard_conn *gc = guard_conn(c);
+    size_t bytes = export_snapshot_memory(s);
+    struct pin *p, *old;
+
+    pthread_mutex_lock(&a->pins_lock);
+    p = find_pin(a, s);
+    if (!p && (p = find_pin(a, NULL)))
+        *p = (struct pin){.snap = s};
+    if (!p) {
+        pthread_mutex_unlock(&a->pins_lock);
+        return false; /* more samples than connections: cannot happen */
+    }
+    if (p->cut) {
+        /* not met (a response's sample is the newest in flight), but it would count again */
+        p->cut = false;
+        a->pinned += p->bytes;
+    }
+    a->held += bytes - p->bytes;
+    a->pinned += bytes - p->bytes;
+    p->bytes = bytes;
+    p->responses++;
+    while (a->pinned > a->response_memory && (old = oldest_pin(a, p))) {
+        unsigned int n = a->guard ? http_guard_cut(a->guard, old->snap) : 0;
+
+        log_debug("http: %u slow response%s of a sample %.1f s old cut: %zu bytes held in flight", n, n == 1 ? "" : "s",
+                  (double)(s->monotonic_ns - old->snap->monotonic_ns) / 1e9, a->pinned);
+        old->cut = true;
+        a->pinned -= old->bytes;
+    }
+    pthread_mutex_unlock(&a->pins_lock);
+    http_guard_tag(gc, s);
+    return true;
+}
+
+/* A response of s is done with (sent, cut or failed). */
+static void unpin(struct agent *a, const struct export_snapshot *s)
+{
+    struct pin *p;
+
+    pthread_mutex_lock(&a->pins_lock);
+    p = find_pin(a, s);
+    if (p && !--p->responses) {
+        a->held -= p->bytes;
+        if (!p->cut)
+            a->pinned -= p->bytes;
+        *p = (struct pin){0};
+    }
+    pthread_mutex_unlock(&a->pins_lock);
+}
+
+/* What a response made from a sample's bytes holds. */
+struct held {
+    struct agent *agent;
+    struct export_snapshot *snap;
+    bool pinned;
+};
+
+static void release_held(void *cls)
+{
+    struct held *h = cls;
+
+    if (h->pinned)
+        unpin(h->agent, h->snap);
+    export_snapshot_unref(h->snap);
+    free(h);
 }
 
 static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned int status, const char *text)
@@ -470,6 +641,7 @@ struct stream {
     int fds[2];        /* the pipe: the response reads [0], the renderer writes [1] */
     int error;         /* atomic: the rendering's error, set before [1] is closed */
     unsigned int refs; /* atomic: the renderer and the response */
+    bool pinned;       /* the response counts snap (pin()) */
 };
 
 static void stream_unref(struct stream *st)
@@ -535,13 +707,15 @@ static void stream_response_free(void *cls)
 {
     struct stream *st = cls;
 
+    if (st->pinned)
+        unpin(st->agent, st->snap);
     close(st->fds[0]);
     stream_unref(st);
 }
 
-/* Start sending s's rendering: 0 with *ret_response, taking s's reference; or -EBUSY / -errno. */
-static int stream_rendering(struct agent *a, struct export_snapshot *s, enum export_format format,
-                            struct MHD_Response **ret_response)
+/* Start sending s's rendering on c: 0 with *ret_response, taking s's reference; or -EBUSY / -errno. */
+static int stream_rendering(struct agent *a, struct MHD_Connection *c, struct export_snapshot *s,
+                            enum export_format format, struct MHD_Response **ret_response)
 {
     struct stream *st = NULL;
     struct MHD_Response *r;
@@ -581,6 +755,7 @@ static int stream_rendering(struct agent *a, struct export_snapshot *s, enum exp
         MHD_destroy_response(r); /* the read end and the last reference: the counter goes with it */
         return err;
     }
+    st->pinned = pin(a, c, s);
     *ret_response = r;
     return 0;
 fail:
@@ -612,11 +787,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
     (void)version;
     (void)upload_data;
     if (!*req_cls) {
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
         /* Headers only so far: decide once the request is complete. */
         *req_cls = &first_call_marker;
-        http_guard_busy(ci ? ci->socket_context : NULL, monotonic_ns());
+        http_guard_busy(guard_conn(c), monotonic_ns());
         return MHD_YES;
     }
     if (*upload_size) {
@@ -624,14 +797,15 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         return MHD_YES;
     }
     __atomic_add_fetch(&a->scrapes, 1, __ATOMIC_RELAXED);
+    if (a->guard)
+        http_guard_expire(a->guard, monotonic_ns(), a->response_deadline_ns);
     refused = client_certificate_refused(a, c);
     if (refused)
         return respond_text(c, MHD_HTTP_FORBIDDEN, refused);
     if (a->auth) {
         const char *authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-        socklen_t sa_len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        socklen_t sa_len;
+        const struct sockaddr *sa = client_address(c, &sa_len);
 
         switch (http_auth_check(a->auth, authorization, sa, sa_len, monotonic_ns())) {
         case HTTP_AUTH_OK:
@@ -697,19 +871,23 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         export_snapshot_unref(s);
         s = NULL;
         r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    } else if (stream_rendering(a, s, format, &r) == -EBUSY) {
+    } else if (stream_rendering(a, c, s, format, &r) == -EBUSY) {
         /* more at once than are rendered as sent: the text made whole, once for the snapshot */
         data = export_snapshot_render(s, format, &len);
     }
     if (s && !r) {
-        if (!data) {
+        struct held *h = data ? malloc(sizeof(*h)) : NULL;
+
+        if (!h) {
             export_snapshot_unref(s);
-            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, gzip ? "out of memory\n" : "cannot render\n");
+            return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                                gzip || data ? "out of memory\n" : "cannot render\n");
         }
         /* The response borrows the snapshot's bytes; the reference goes with it. */
-        r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_snapshot, s);
+        *h = (struct held){.agent = a, .snap = s, .pinned = pin(a, c, s)};
+        r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_held, h);
         if (!r)
-            export_snapshot_unref(s);
+            release_held(h);
     }
     if (!r)
         return MHD_NO;
@@ -749,12 +927,22 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
     struct agent *a = cls;
 
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = addr ? addr->client_addr : NULL;
-        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int fd = ci ? ci->connect_fd : -1; /* before the next call overwrites it */
+        socklen_t len;
+        const struct sockaddr *sa = client_address(c, &len);
 
-        *socket_context = fd ? http_guard_opened(a->guard, fd->connect_fd, sa, len, monotonic_ns()) : NULL;
+        /*
+         * The kernel's send buffer grows to tcp_wmem's maximum (4 MiB by
+         * default) for a reader that does not read: a response that fits is
+         * then done with, as far as the server knows, and neither its
+         * deadline nor --response-memory sees the MB the reader pins.  A
+         * fixed buffer keeps the rest of the response in the agent, where the
+         * guard counts and cuts it (docs/agent-api.md, "Slow readers").
+         */
+        if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){HTTP_SNDBUF}, sizeof(int)) < 0)
+            log_debug("http: cannot set a connection's send buffer: %s", strerror(errno));
+        *socket_context = fd >= 0 ? http_guard_opened(a->guard, fd, sa, len, monotonic_ns()) : NULL;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         http_guard_closed(a->guard, *socket_context);
         *socket_context = NULL;
@@ -764,12 +952,10 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
 static void request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                               enum MHD_RequestTerminationCode toe)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
     (void)cls;
     (void)req_cls;
     (void)toe;
-    http_guard_done(ci ? ci->socket_context : NULL, monotonic_ns());
+    http_guard_done(guard_conn(c), monotonic_ns());
 }
 
 static void httpd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -912,14 +1098,38 @@ static void reopen_host(struct agent *a, const struct collector_opts *co)
     log_warning("the host is back: sampling again");
 }
 
+/*
+ * libmicrohttpd's timeout is an idle one: the responses' total deadline is
+ * kept here, every second whatever the interval, as well as at each
+ * request, so it holds when nobody else connects.  Returns the time to the
+ * next sweep, in ms.
+ */
+static int sweep_responses(struct agent *a, uint64_t *next_ns)
+{
+    uint64_t now = monotonic_ns();
+
+    if (now >= *next_ns) {
+        if (a->guard)
+            http_guard_expire(a->guard, now, a->response_deadline_ns);
+        *next_ns = now + RESPONSE_SWEEP_NS;
+    }
+    return (int)((*next_ns - now + 999999) / 1000000);
+}
+
 static int run(struct agent *a, const struct collector_opts *co)
 {
+    uint64_t next_sweep_ns = 0;
+
     for (;;) {
         struct epoll_event evs[8];
-        int n, i, timeout = -1;
+        int n, i, timeout = sweep_responses(a, &next_sweep_ns);
 
-        if (a->collecting)
-            timeout = collector_round_wait_ms(a->collector, monotonic_ns());
+        if (a->collecting) {
+            int round = collector_round_wait_ms(a->collector, monotonic_ns());
+
+            if (round >= 0 && round < timeout)
+                timeout = round;
+        }
         n = epoll_wait(a->epfd, evs, 8, timeout);
         if (n < 0 && errno != EINTR)
             return fail(CMD, "epoll_wait: %s", strerror(errno));
@@ -935,7 +1145,9 @@ static int run(struct agent *a, const struct collector_opts *co)
                 }
                 break;
             case TAG_TIMER:
-                if (read(a->tfd, &ticks, sizeof(ticks)) <= 0 || a->collecting)
+                if (read(a->tfd, &ticks, sizeof(ticks)) <= 0)
+                    break;
+                if (a->collecting)
                     break;
                 if (!a->collector)
                     reopen_host(a, co);
@@ -975,6 +1187,30 @@ struct options {
     uint64_t wait_ns; /* --wait-for-host */
 };
 
+/* A number of bytes, with K, M, G or T for powers of 1024 (up to 1T): 0 or -EINVAL. */
+static int parse_size(const char *arg, size_t *ret_bytes)
+{
+    static const char units[] = "KMGT";
+    char digits[24];
+    size_t n = strspn(arg, "0123456789");
+    const char *unit = NULL;
+    uint64_t v;
+
+    if (!n || n >= sizeof(digits) || (arg[n] && (arg[n + 1] || !(unit = strchr(units, arg[n])))))
+        return -EINVAL;
+    memcpy(digits, arg, n);
+    digits[n] = '\0';
+    if (parse_u64(digits, 1ULL << 40, &v) < 0)
+        return -EINVAL;
+    if (unit)
+        for (const char *u = units; u <= unit; u++)
+            v *= 1024;
+    if (v > 1ULL << 40)
+        return -EINVAL;
+    *ret_bytes = (size_t)v;
+    return 0;
+}
+
 /* -1 to go on, else the exit status (--help, --list-metrics, a usage error). */
 static int parse_options(int argc, char **argv, struct agent *a, struct collector_opts *co, struct options *o)
 {
@@ -984,6 +1220,7 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         {"list-metrics", no_argument, NULL, 'M'},  {"help", no_argument, NULL, 'h'},
         {"web-config", required_argument, NULL, 'W'}, {"pv-max-sets", required_argument, NULL, 'S'},
         {"pv-max-pages", required_argument, NULL, 'P'}, {"wait-for-host", required_argument, NULL, 'H'},
+        {"response-deadline", required_argument, NULL, 'D'}, {"response-memory", required_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -1029,6 +1266,20 @@ static int parse_options(int argc, char **argv, struct agent *a, struct collecto
         case 'H':
             if (parse_duration_ns(optarg, &o->wait_ns) < 0 || o->wait_ns > 3600000000000ULL) {
                 fail(CMD, "--wait-for-host %s: expected a duration up to 1h", optarg);
+                return 2;
+            }
+            break;
+        case 'D':
+            if (parse_duration_ns(optarg, &a->response_deadline_ns) < 0 || a->response_deadline_ns < 1000000000ULL ||
+                a->response_deadline_ns > 3600000000000ULL)
+            {
+                fail(CMD, "--response-deadline %s: expected a duration between 1s and 1h", optarg);
+                return 2;
+            }
+            break;
+        case 'R':
+            if (parse_size(optarg, &a->response_memory) < 0 || a->response_memory < (1u << 20)) {
+                fail(CMD, "--response-memory %s: expected a size from 1M to 1T, such as 32M", optarg);
                 return 2;
             }
             break;
@@ -1264,6 +1515,7 @@ static void close_agent(struct agent *a)
         close(a->tfd);
     if (a->sfd >= 0)
         close(a->sfd);
+    pthread_mutex_destroy(&a->pins_lock);
     pthread_mutex_destroy(&a->lock);
     pthread_cond_destroy(&a->render_wake);
     pthread_mutex_destroy(&a->render_lock);
@@ -1296,6 +1548,8 @@ int cmd_agent(int argc, char **argv)
     struct agent a = {.interval_ns = 1000000000ULL,
                       .pv_max_sets = DEFAULT_PV_MAX_SETS,
                       .pv_max_pages = DEFAULT_PV_MAX_PAGES,
+                      .response_deadline_ns = DEFAULT_RESPONSE_DEADLINE_NS,
+                      .response_memory = DEFAULT_RESPONSE_MEMORY,
                       .epfd = -1,
                       .tfd = -1,
                       .sfd = -1};
@@ -1317,6 +1571,7 @@ int cmd_agent(int argc, char **argv)
     pthread_mutex_init(&a.lock, NULL);
     pthread_mutex_init(&a.render_lock, NULL);
     pthread_cond_init(&a.render_wake, NULL);
+    pthread_mutex_init(&a.pins_lock, NULL);
     /*
      * A rendering's and a round's large buffers (the index of a thousand
      * guests' statistics, a compressed /metrics) come and go in several

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The agent's HTTP side (tools): admission of connections, see http_guard.h. */
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -9,6 +10,8 @@
 
 struct http_guard_conn {
     struct http_guard_conn *prev, *next;
+    struct http_guard *guard;
+    const void *tag; /* what the response in flight holds (http_guard_tag) */
     int fd;
     uint8_t client[16];
     uint64_t opened_ns, idle_since_ns, busy_since_ns;
@@ -18,6 +21,7 @@ struct http_guard_conn {
 };
 
 struct http_guard {
+    pthread_mutex_t lock; /* everything below */
     struct http_guard_limits limits;
     struct http_guard_conn *conns;
     unsigned int open; /* not evicted */
@@ -46,6 +50,7 @@ struct http_guard *http_guard_new(const struct http_guard_limits *limits)
 
     if (!g)
         return NULL;
+    pthread_mutex_init(&g->lock, NULL);
     if (limits)
         g->limits = *limits;
     if (!g->limits.max_connections)
@@ -71,6 +76,7 @@ void http_guard_free(struct http_guard *g)
         g->conns = c->next;
         free(c);
     }
+    pthread_mutex_destroy(&g->lock);
     free(g);
 }
 
@@ -129,6 +135,7 @@ bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen
     uint8_t key[16];
 
     client_key(addr, len, key);
+    pthread_mutex_lock(&g->lock);
     for (c = g->conns; c; c = c->next)
         if (!c->evicted && !memcmp(c->client, key, 16))
             mine++;
@@ -138,9 +145,11 @@ bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen
         evict(g, v);
     if (g->open >= g->limits.hard_max) {
         g->stats.refused++;
+        pthread_mutex_unlock(&g->lock);
         return false;
     }
     g->stats.admitted++;
+    pthread_mutex_unlock(&g->lock);
     return true;
 }
 
@@ -151,14 +160,17 @@ struct http_guard_conn *http_guard_opened(struct http_guard *g, int fd, const st
 
     if (!c)
         return NULL;
+    c->guard = g;
     c->fd = fd;
     client_key(addr, len, c->client);
     c->opened_ns = c->idle_since_ns = now;
+    pthread_mutex_lock(&g->lock);
     c->next = g->conns;
     if (g->conns)
         g->conns->prev = c;
     g->conns = c;
     g->open++;
+    pthread_mutex_unlock(&g->lock);
     return c;
 }
 
@@ -166,6 +178,7 @@ void http_guard_closed(struct http_guard *g, struct http_guard_conn *c)
 {
     if (!c)
         return;
+    pthread_mutex_lock(&g->lock);
     if (!c->evicted)
         g->open--;
     if (c->prev)
@@ -174,28 +187,90 @@ void http_guard_closed(struct http_guard *g, struct http_guard_conn *c)
         g->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    pthread_mutex_unlock(&g->lock);
     free(c);
 }
 
 void http_guard_busy(struct http_guard_conn *c, uint64_t now)
 {
-    if (c && !c->busy) {
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->guard->lock);
+    if (!c->busy) {
         c->busy = true;
         c->busy_since_ns = now;
     }
+    pthread_mutex_unlock(&c->guard->lock);
 }
 
 void http_guard_done(struct http_guard_conn *c, uint64_t now)
 {
-    if (!c || !c->busy)
+    if (!c)
         return;
-    c->busy = false;
-    c->requests++;
-    c->idle_since_ns = now;
+    pthread_mutex_lock(&c->guard->lock);
+    if (c->busy) {
+        c->busy = false;
+        c->tag = NULL;
+        c->requests++;
+        c->idle_since_ns = now;
+    }
+    pthread_mutex_unlock(&c->guard->lock);
 }
 
-void http_guard_get_stats(const struct http_guard *g, struct http_guard_stats *ret_stats)
+void http_guard_tag(struct http_guard_conn *c, const void *tag)
 {
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->guard->lock);
+    c->tag = tag;
+    pthread_mutex_unlock(&c->guard->lock);
+}
+
+/* Cut the response in flight on c: its connection goes, as an eviction does, but counted apart. */
+static void cut(struct http_guard *g, struct http_guard_conn *c)
+{
+    shutdown(c->fd, SHUT_RDWR);
+    c->evicted = true;
+    c->tag = NULL;
+    g->open--;
+}
+
+unsigned int http_guard_cut(struct http_guard *g, const void *tag)
+{
+    unsigned int n = 0;
+
+    pthread_mutex_lock(&g->lock);
+    for (struct http_guard_conn *c = g->conns; c; c = c->next) {
+        if (!c->evicted && tag && c->tag == tag) {
+            cut(g, c);
+            n++;
+        }
+    }
+    g->stats.cut += n;
+    pthread_mutex_unlock(&g->lock);
+    return n;
+}
+
+unsigned int http_guard_expire(struct http_guard *g, uint64_t now, uint64_t deadline_ns)
+{
+    unsigned int n = 0;
+
+    pthread_mutex_lock(&g->lock);
+    for (struct http_guard_conn *c = g->conns; c; c = c->next) {
+        if (!c->evicted && c->busy && now - c->busy_since_ns >= deadline_ns) {
+            cut(g, c);
+            n++;
+        }
+    }
+    g->stats.expired += n;
+    pthread_mutex_unlock(&g->lock);
+    return n;
+}
+
+void http_guard_get_stats(struct http_guard *g, struct http_guard_stats *ret_stats)
+{
+    pthread_mutex_lock(&g->lock);
     *ret_stats = g->stats;
     ret_stats->open = g->open;
+    pthread_mutex_unlock(&g->lock);
 }

@@ -9,13 +9,22 @@
  * keep-alive connection, then one that does not read its response, and
  * last the oldest connection still in its grace time but past a short
  * protection.  A connection with a request being answered (and read) is
- * never closed, nor one in its protection time, so a scraper's fresh
+ * never closed to make room, nor one in its protection time, so a scraper's fresh
  * connection survives a burst of others; when nothing can give way the new
  * connection is let in above the cap, and only a hard cap (reached by
  * opening 256 connections within one protection time) refuses.
  *
- * No locking: every call comes from the HTTP server's one thread.
- * Connections are closed with shutdown(2); the server then reaps them.
+ * Beside admission, a response in flight may be cut: when it has taken
+ * longer than its total deadline (http_guard_expire(); libmicrohttpd's own
+ * timeout is an idle one, which a client reading a byte now and then never
+ * meets), or when what it holds must make room (http_guard_cut(), by the
+ * tag the caller gave the connection).
+ *
+ * Calls are serialised by a mutex: the HTTP server's thread makes all but
+ * http_guard_expire(), which the sampler's thread may make.  Connections
+ * are closed with shutdown(2); the server then reaps them (it reports a
+ * connection closed, http_guard_closed(), before it closes the socket, so
+ * no shutdown(2) ever reaches a reused descriptor).
  */
 #ifndef XENSTATS_HTTP_GUARD_H
 #define XENSTATS_HTTP_GUARD_H
@@ -35,6 +44,8 @@ struct http_guard_limits {
 
 struct http_guard_stats {
     uint64_t admitted, refused, evicted;
+    uint64_t expired; /* responses cut at their deadline */
+    uint64_t cut;     /* responses cut by http_guard_cut() */
     unsigned int open;
 };
 
@@ -58,10 +69,18 @@ bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen
 struct http_guard_conn *http_guard_opened(struct http_guard *g, int fd, const struct sockaddr *addr,
                                           socklen_t len, uint64_t now_ns);
 void http_guard_closed(struct http_guard *g, struct http_guard_conn *c); /* accepts NULL */
-/* A complete request arrived / its response was sent. */
+/* A complete request arrived / its response was sent (which forgets its tag). */
 void http_guard_busy(struct http_guard_conn *c, uint64_t now_ns);
 void http_guard_done(struct http_guard_conn *c, uint64_t now_ns);
 
-void http_guard_get_stats(const struct http_guard *g, struct http_guard_stats *ret_stats);
+/* What the connection's response in flight holds, for http_guard_cut(); NULL: nothing. */
+void http_guard_tag(struct http_guard_conn *c, const void *tag);
+/* Close every connection whose response holds tag (not NULL); how many. */
+unsigned int http_guard_cut(struct http_guard *g, const void *tag);
+/* Close every connection whose response has been in flight (from its
+ * complete request) for deadline_ns or more; how many. */
+unsigned int http_guard_expire(struct http_guard *g, uint64_t now_ns, uint64_t deadline_ns);
+
+void http_guard_get_stats(struct http_guard *g, struct http_guard_stats *ret_stats);
 
 #endif

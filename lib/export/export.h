@@ -209,6 +209,7 @@ struct export_snapshot {
     /* the renderings passed through the caller's encoder (gzip), on first use */
     char *encoded[3];
     size_t encoded_len[3];
+    size_t model_memory; /* export_snapshot_memory()'s model part, on first use; 0 before */
 };
 
 enum export_format { EXPORT_FORMAT_PROMETHEUS = 0, EXPORT_FORMAT_OPENMETRICS = 1, EXPORT_FORMAT_JSON = 2 };
@@ -216,6 +217,13 @@ enum export_format { EXPORT_FORMAT_PROMETHEUS = 0, EXPORT_FORMAT_OPENMETRICS = 1
 struct export_snapshot *export_snapshot_new(void);
 struct export_snapshot *export_snapshot_ref(struct export_snapshot *s);
 void export_snapshot_unref(struct export_snapshot *s); /* accepts NULL */
+
+/*
+ * The bytes s holds on the heap: the model and the renderings kept with it
+ * so far (as the allocator counts them, malloc_usable_size()).  What a
+ * response pins by holding a reference, for the agent's cap on it.
+ */
+size_t export_snapshot_memory(struct export_snapshot *s);
 
 /*
  * The rendering of s in `format`, made once and kept with the snapshot:

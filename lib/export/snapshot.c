@@ -3,6 +3,7 @@
  * A snapshot's life: made empty, filled by the collector (or top's
  * reader), shared by reference, rendered once per format on first use.
  */
+#include <malloc.h>
 #include <stdlib.h>
 
 #include "export/private.h"
@@ -81,6 +82,46 @@ void export_snapshot_unref(struct export_snapshot *s)
     pthread_mutex_unlock(&s->lock);
     if (last)
         snapshot_destroy(s);
+}
+
+/* The model's bytes (immutable once the snapshot is shared). */
+static size_t model_memory(const struct export_snapshot *s)
+{
+    size_t n = malloc_usable_size((void *)s) + malloc_usable_size(s->domains) + malloc_usable_size(s->pcpus) +
+               malloc_usable_size(s->backend_copy);
+
+    for (uint32_t i = 0; i < s->nr_domains; i++) {
+        const struct export_domain *d = &s->domains[i];
+
+        n += malloc_usable_size(d->sets) + malloc_usable_size(d->vifs) + malloc_usable_size(d->vbds) +
+             malloc_usable_size(d->vcpus) + malloc_usable_size(d->vcpu_error);
+        for (uint32_t j = 0; j < d->nr_sets; j++) {
+            const struct export_set *set = &d->sets[j];
+
+            n += malloc_usable_size(set->stats) + malloc_usable_size(set->strings) + malloc_usable_size(set->provider) +
+                 malloc_usable_size(set->set) + malloc_usable_size(set->reason) + malloc_usable_size(set->state_text);
+            for (uint32_t k = 0; k < set->nr_stats; k++) {
+                if (!set->strings)
+                    n += malloc_usable_size(set->stats[k].name) + malloc_usable_size(set->stats[k].ascii);
+                n += malloc_usable_size(set->stats[k].type_text);
+            }
+        }
+    }
+    return n;
+}
+
+size_t export_snapshot_memory(struct export_snapshot *s)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->model_memory)
+        s->model_memory = model_memory(s);
+    n = s->model_memory;
+    for (int f = 0; f < 3; f++)
+        n += malloc_usable_size(s->text[f]) + malloc_usable_size(s->encoded[f]);
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 
 /* The rendering, made now if it was not; s->lock held. */

@@ -200,6 +200,71 @@ static void test_global_cap(void **state)
     close(d.fd);
 }
 
+/* A response in flight past its total deadline is cut, whatever it reads; others are not. */
+static void test_deadline(void **state)
+{
+    struct http_guard *g = http_guard_new(NULL);
+    struct http_guard_stats st;
+    struct client slow = conn(g, "127.0.0.1", 0), quick = conn(g, "127.0.0.1", 0), idle = conn(g, "127.0.0.1", 0);
+
+    (void)state;
+    http_guard_busy(slow.c, 1 * S);
+    http_guard_busy(quick.c, 1 * S);
+    http_guard_done(quick.c, 2 * S);
+    assert_int_equal(http_guard_expire(g, 30 * S, 30 * S), 0); /* 29 s in flight */
+    assert_false(is_shut(slow.fd));
+    assert_int_equal(http_guard_expire(g, 31 * S, 30 * S), 1);
+    assert_true(is_shut(slow.fd));
+    assert_false(is_shut(quick.fd)); /* answered, then idle: the idle timeout's business */
+    assert_false(is_shut(idle.fd));
+    assert_int_equal(http_guard_expire(g, 60 * S, 30 * S), 0); /* cut once */
+    http_guard_get_stats(g, &st);
+    assert_int_equal(st.expired, 1);
+    assert_int_equal(st.open, 2);
+    http_guard_closed(g, slow.c);
+    http_guard_closed(g, quick.c);
+    http_guard_closed(g, idle.c);
+    http_guard_free(g);
+}
+
+/* The responses that hold a tag are cut together; an answered one forgets its tag. */
+static void test_cut_by_tag(void **state)
+{
+    struct http_guard *g = http_guard_new(NULL);
+    struct http_guard_stats st;
+    int old_sample, new_sample;
+    struct client a = conn(g, "127.0.0.1", 0), b = conn(g, "127.0.0.2", 0), c = conn(g, "127.0.0.1", 0),
+                  d = conn(g, "127.0.0.1", 0);
+
+    (void)state;
+    http_guard_busy(a.c, S);
+    http_guard_tag(a.c, &old_sample);
+    http_guard_busy(b.c, S);
+    http_guard_tag(b.c, &old_sample);
+    http_guard_busy(c.c, S);
+    http_guard_tag(c.c, &new_sample);
+    http_guard_busy(d.c, S);
+    http_guard_tag(d.c, &old_sample);
+    http_guard_done(d.c, 2 * S);
+    assert_int_equal(http_guard_cut(g, NULL), 0);
+    assert_int_equal(http_guard_cut(g, &old_sample), 2);
+    assert_true(is_shut(a.fd));
+    assert_true(is_shut(b.fd));
+    assert_false(is_shut(c.fd));
+    assert_false(is_shut(d.fd));
+    assert_int_equal(http_guard_cut(g, &old_sample), 0);
+    http_guard_get_stats(g, &st);
+    assert_int_equal(st.cut, 2);
+    assert_int_equal(st.open, 2);
+    http_guard_closed(g, a.c);
+    http_guard_closed(g, b.c);
+    http_guard_closed(g, c.c);
+    http_guard_closed(g, d.c);
+    http_guard_get_stats(g, &st);
+    assert_int_equal(st.open, 0);
+    http_guard_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +273,8 @@ int main(void)
         cmocka_unit_test(test_burst_pushes_out_oldest),
         cmocka_unit_test(test_global_cap),
         cmocka_unit_test(test_hard_cap),
+        cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_cut_by_tag),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
