@@ -122,12 +122,37 @@ res publish-active $? "$(awk "BEGIN{printf \"%.0f\", $(up) - $T0}")s after xl cr
 out=$(lc_probe settle "$D" none "$UUID" $SETS 10)
 res identity $? "$out"
 
+# The guest's blkfront sets up as many rings as blkback's max_queues allows
+# when it connects: changed before a restore and before a migration, it
+# makes blkfront's resume change its hardware queues
+# (blk_mq_update_nr_hw_queues(), which frees tags) while the kernel
+# provider's refresh (kmod/blkfront.c) may walk them and disk I/O runs.
+MQ=/sys/module/xen_blkback/parameters/max_queues
+queues() { # queues DOMID: the guest's hardware queues of xvda
+    guest "$1" queues
+    xenstore-read "/local/domain/$1/data/queues" 2>/dev/null
+}
+set_queues() { # set_queues N DOMID: blkback's max_queues for the next connection
+    if [ -w $MQ ]; then
+        echo "$1" >$MQ
+        say "blkback max_queues $(cat $MQ); the guest has $(queues "$2") queues on xvda"
+    else
+        say "blkback has no writable max_queues: the queues stay as they are"
+    fi
+}
+check_queues() { # check_queues STEP DOMID N
+    q=$(queues "$2")
+    [ -w $MQ ] || return 0
+    res "$1-queues" "$([ "$q" = "$3" ] && echo 0 || echo 1)" "xvda has ${q:-no answer} hardware queues (want $3)"
+}
+
 # ---- save + restore, local live migration: the guest resumes under a new
 # domid, its event channels and grants gone, its xenstore keys rewritten
 c=0
 while [ $c -lt "$CYCLES" ]; do
     c=$((c + 1))
     say "cycle $c of $CYCLES"
+    set_queues 2 "$D"
     xlrun save 300 save $NAME /tmp/ckpt || finish
     xlrun restore 300 restore /tmp/ckpt
     rm -f /tmp/ckpt
@@ -135,12 +160,15 @@ while [ $c -lt "$CYCLES" ]; do
     [ -n "$NEW" ] || finish
     settled restore "$NEW" "$D" 30
     D=$NEW
+    check_queues restore "$D" 2
+    set_queues 1 "$D"
     xlrun migrate 300 migrate -s '' $NAME 'xl migrate-receive'
     NEW=$(domid)
     [ -n "$NEW" ] || finish
     [ "$NEW" != "$D" ] || { res migrate-domid 1 "still domid $D"; finish; }
     settled migrate "$NEW" "$D" 30
     D=$NEW
+    check_queues migrate "$D" 1
 done
 [ "$CYCLES" -gt 1 ] && for s in restore migrate; do figure $s; done
 # a provider that unbinds or closes a channel bound before the save hits
@@ -180,7 +208,9 @@ done
 guest "$D" stop
 rc=$(xenstore-read /local/domain/$D/data/publish-rc 2>/dev/null)
 res publish-exit "$([ "$rc" = 0 ] && echo 0 || echo 1)" "xenstats publish exited with ${rc:-no answer} on SIGTERM"
-out=$(lc_probe withdrawn "$D" $SETS 20)
+# the kernel provider's sets (netfront, blkfront, balloon) stay
+grep -v -e '^netfront	' -e '^blkfront	' -e '^balloon	' $SETS >$SETS.publish
+out=$(lc_probe withdrawn "$D" $SETS.publish 20)
 res withdrawn $? "$out"
 dmesg_clean "$D" after-withdraw
 
