@@ -63,6 +63,8 @@ initramfs_bin "$D0" "$MB/lc_probe" /usr/bin/lc_probe
 initramfs_backends "$D0"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
+# tells dom0 to check the kernel provider's sets too
+[ "$KMOD" = 1 ] && touch "$D0/domu/kmod"
 # page_poison=1: the guest's kernel fills freed pages and checks them when
 # it hands them out again, so that a write into a freed page is reported
 # ("pagealloc: memory corruption"), which dmesg_clean counts.

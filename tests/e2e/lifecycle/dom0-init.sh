@@ -118,7 +118,26 @@ xl list -v "$NAME" >/tmp/xl.list 2>&1
 UUID=$(awk 'NR == 2 {print $7}' /tmp/xl.list)
 say "domU $NAME: domid $D, uuid $UUID (xl list -v)"
 out=$(lc_probe baseline "$D" $SETS 240)
-res publish-active $? "$(awk "BEGIN{printf \"%.0f\", $(up) - $T0}")s after xl create: $out"
+rc=$?
+# with the kernel provider (/domu/kmod: LC_KMOD=1), its sets and those of
+# publish must all be in the list that every later step checks: the two
+# providers start at about the same time, so a list taken between them
+# is taken again
+if [ -f /domu/kmod ]; then
+    i=0
+    while :; do
+        n=$(grep -c -e '^netfront	net eth0$' -e '^blkfront	disk xvda$' -e '^balloon	balloon$' $SETS)
+        u=$(grep -c -v -e '^netfront	' -e '^blkfront	' -e '^balloon	' $SETS)
+        [ "$n" = 3 ] && [ "$u" -gt 0 ] && break
+        [ $i -lt 10 ] || { rc=1; break; }
+        sleep 2
+        out=$(lc_probe baseline "$D" $SETS 60)
+        rc=$?
+        i=$((i + 1))
+    done
+    res kmod-sets $rc "the kernel provider's 3 sets and $u of xenstats publish: $(tr '\t\n' ': ' <$SETS)"
+fi
+res publish-active $rc "$(awk "BEGIN{printf \"%.0f\", $(up) - $T0}")s after xl create: $out"
 out=$(lc_probe settle "$D" none "$UUID" $SETS 10)
 res identity $? "$out"
 
