@@ -15,7 +15,8 @@
 #      stop   SIGTERM to xenstats publish (it withdraws its sets); its exit
 #             status into data/publish-rc
 #      queues the hardware queues of xvda (blkfront's rings) into
-#             data/queues
+#             data/queues, its reads completed (/sys/block/xvda/stat)
+#             into data/reads
 # With /modules/xenstats.ko (LC_KMOD=1, the default), the kernel provider
 # is loaded before publish starts, and disk I/O runs the whole time
 # (direct reads and writes of xvda), so that a save, a restore or a
@@ -54,15 +55,22 @@ PUBLISH=$!
 say "xenstats publish started at $(up)s (pid $PUBLISH)"
 
 dmesg_bad() { dmesg | grep -E "BUG|WARNING|Oops|Call Trace|corruption"; }
-last=
+# dom0 asks for the blocked tasks (xl sysrq w) when a command gets no answer
+echo 1 >/proc/sys/kernel/sysrq
+last= lasterr=
 while :; do
     for c in /sys/devices/system/cpu/cpu[0-9]*; do
         [ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] && echo 1 >"$c/online" 2>/dev/null &&
             say "onlined ${c##*/} at $(up)s"
     done
-    c=$(xenstore-read data/cmd 2>/dev/null)
+    c=$(xenstore-read data/cmd 2>/tmp/xs.err) || {
+        e=$(cat /tmp/xs.err)
+        [ "$e" = "$lasterr" ] || say "xenstore-read data/cmd at $(up)s: $e"
+        lasterr=$e
+    }
     if [ -n "$c" ] && [ "$c" != "$last" ]; then
         last=$c
+        say "command $c at $(up)s"
         case ${c#* } in
         dmesg)
             dmesg_bad | head -40 | sed 's/^/DOMU: dmesg: /'
@@ -70,7 +78,8 @@ while :; do
             xenstore-write data/dmesg-bad "$(dmesg_bad | wc -l)"
             ;;
         queues)
-            xenstore-write data/queues "$(ls -d /sys/block/xvda/mq/* 2>/dev/null | wc -l)"
+            xenstore-write data/queues "$(ls -d /sys/block/xvda/mq/* 2>/dev/null | wc -l)" \
+                data/reads "$(awk '{print $1}' /sys/block/xvda/stat)"
             ;;
         stop)
             kill -TERM $PUBLISH
@@ -80,7 +89,7 @@ while :; do
             xenstore-write data/publish-rc $rc
             ;;
         esac
-        xenstore-write data/ack "${c%% *}"
+        xenstore-write data/ack "${c%% *}" 2>/tmp/xs.err || say "xenstore-write data/ack: $(cat /tmp/xs.err)"
     fi
     sleep 0.5
 done
