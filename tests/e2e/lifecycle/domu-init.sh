@@ -57,7 +57,7 @@ say "xenstats publish started at $(up)s (pid $PUBLISH)"
 dmesg_bad() { dmesg | grep -E "BUG|WARNING|Oops|Call Trace|corruption"; }
 # dom0 asks for the blocked tasks (xl sysrq w) when a command gets no answer
 echo 1 >/proc/sys/kernel/sysrq
-last= lasterr=
+last='' lasterr=''
 while :; do
     for c in /sys/devices/system/cpu/cpu[0-9]*; do
         [ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] && echo 1 >"$c/online" 2>/dev/null &&
