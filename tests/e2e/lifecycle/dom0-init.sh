@@ -166,7 +166,10 @@ queues() { # queues DOMID: the guest's hardware queues of xvda into Q,
     R=$(xenstore-read "/local/domain/$1/data/reads" 2>/dev/null)
 }
 R=
+# (with the kernel provider only: without it, CI's default walk stays
+# within its time limit)
 set_queues() { # set_queues N DOMID: blkback's max_queues for the next connection
+    [ -f /domu/kmod ] || return 0
     if [ -w $MQ ]; then
         echo "$1" >$MQ
         queues "$2"
@@ -176,12 +179,11 @@ set_queues() { # set_queues N DOMID: blkback's max_queues for the next connectio
     fi
 }
 check_queues() { # check_queues STEP DOMID N
-    [ -w $MQ ] || return 0
+    [ -f /domu/kmod ] && [ -w $MQ ] || return 0
     queues "$2"
     res "$1-queues" "$([ "$Q" = "$3" ] && echo 0 || echo 1)" "xvda has ${Q:-no answer} hardware queues (want $3)"
     # the guest's I/O loop goes on over the new rings: more reads completed
     # than before the save or the migration
-    [ -f /domu/kmod ] || return 0
     res "$1-io" "$([ "${R:-0}" -gt "${R0:-0}" ] 2>/dev/null && echo 0 || echo 1)" \
         "xvda's reads completed ${R0:-none} before, ${R:-no answer} after"
 }
@@ -207,7 +209,7 @@ while [ $c -lt "$CYCLES" ]; do
     settled restore "$NEW" "$D" $LIMIT
     D=$NEW
     check_queues restore "$D" 2
-    dmesg_clean "$D" after-restore
+    [ -f /domu/kmod ] && dmesg_clean "$D" after-restore
     set_queues 1 "$D"
     xlrun migrate 300 migrate -s '' $NAME 'xl migrate-receive'
     NEW=$(domid)
