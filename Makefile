@@ -96,7 +96,8 @@ xen-rewrite-test:
 # live migration needs): save/restore, migrate, reboot, vcpu-set, pause,
 # mem-set, with the agent's /metrics checked after each step
 # (tests/e2e/lifecycle/run.sh; LC_CYCLES=10 for the figures; logs in
-# build-e2e/logs/lifecycle-*).
+# build-e2e/logs/lifecycle-*), with the kernel provider loaded in the
+# guest and disk I/O running (LC_KMOD=0 leaves them out, as CI does).
 e2e-lifecycle: xen-hypervisor
 	tests/e2e/lifecycle/run.sh
 

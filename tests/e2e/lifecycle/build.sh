@@ -5,7 +5,9 @@
 #                paging that `make xen-hypervisor` builds (live migration
 #                of a PV guest needs log-dirty mode, which Debian's lacks)
 #   vmlinuz      Debian's kernel, for dom0 and the domU
-#   domu.cpio    busybox, xenstats (publish), netfront and blkfront
+#   domu.cpio    busybox, xenstats (publish), netfront and blkfront, and
+#                the kernel provider kmod/xenstats.ko (LC_KMOD=0 leaves it
+#                out), which the guest loads at boot, with disk I/O running
 #   dom0.cpio    the harness's dom0 (tests/e2e/initramfs.sh), xenstats
 #                (agent), lc_probe, libxl's save helper (xl save, restore
 #                and migrate fork it), the backends, a bridge and the
@@ -25,6 +27,12 @@ XEN=${LC_XEN:-$ROOT/build-xen-hv/out/xen}
 # shellcheck source=tests/e2e/initramfs.sh
 . "$HERE/../initramfs.sh"
 KVER=$(initramfs_kver "$PKGROOT")
+KMOD=${LC_KMOD:-1}
+if [ "$KMOD" = 1 ]; then
+    E2E_DIR=$E2E_DIR "$ROOT/scripts/kmod-build.sh" all >/dev/null
+    modinfo -F vermagic "$ROOT/kmod/xenstats.ko" | grep -q "^$KVER " ||
+        { echo "lifecycle build: kmod/xenstats.ko is not built for $KVER" >&2; exit 1; }
+fi
 
 [ -f "$MB/build.ninja" ] || meson setup "$MB" "$ROOT" --buildtype=debugoptimized >/dev/null
 ninja -C "$MB" xenstats xenstats-agent xenstats-top >/dev/null
@@ -41,6 +49,7 @@ initramfs_base "$DU"
 initramfs_xenstore_cli "$DU"
 initramfs_bin "$DU" "$MB/xenstats" /usr/bin/xenstats
 initramfs_modules "$DU" xen-evtchn xen-gntalloc xen-gntdev xen-netfront xen-blkfront
+[ "$KMOD" = 1 ] && cp "$ROOT/kmod/xenstats.ko" "$DU/modules/"
 install -m755 "$HERE/domu-init.sh" "$DU/init"
 initramfs_pack "$DU" "$IMG/domu.cpio"
 
@@ -54,6 +63,11 @@ initramfs_bin "$D0" "$MB/lc_probe" /usr/bin/lc_probe
 initramfs_backends "$D0"
 cp "$IMG/vmlinuz" "$D0/domu/vmlinuz"
 cp "$IMG/domu.cpio" "$D0/domu/initrd"
+# tells dom0 to check the kernel provider's sets too
+[ "$KMOD" = 1 ] && touch "$D0/domu/kmod"
+# page_poison=1: the guest's kernel fills freed pages and checks them when
+# it hands them out again, so that a write into a freed page is reported
+# ("pagealloc: memory corruption"), which dmesg_clean counts.
 # on_reboot restart: the xl that created, restored or migrated the domain
 # in stays behind and makes the new one
 cat >"$D0/domu/lc.cfg" <<'CFG'
@@ -61,7 +75,7 @@ name = "domu"
 type = "pv"
 kernel = "/domu/vmlinuz"
 ramdisk = "/domu/initrd"
-extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests"
+extra = "console=hvc0 rdinit=/init quiet cryptomgr.notests page_poison=1"
 memory = 192
 maxmem = 192
 vcpus = 2
