@@ -93,6 +93,7 @@ struct collector {
     uint32_t attached;         /* domains added this round */
     bool starved;              /* none added in the last round while some waited */
     uint32_t pending;          /* domains left to add */
+    bool at_once;              /* collector_collect(): every new domain in its first round */
     int list_error; /* of the last domain list: 0, or a negative errno */
     bool no_keys, no_host, no_devices; /* the backend cannot tell: not asked again */
 };
@@ -218,7 +219,7 @@ static void attach_pending(struct collector *c, uint64_t until_ns)
 
         if (!t->pv_pending && !keys)
             continue;
-        if ((c->attached || !c->starved) && start + c->attach_avg_ns > until_ns) {
+        if (!c->at_once && (c->attached || !c->starved) && start + c->attach_avg_ns > until_ns) {
             left += t->pv_pending;
             continue;
         }
@@ -858,8 +859,14 @@ struct export_snapshot *collector_snapshot(struct collector *c, const struct exp
     return s;
 }
 
+/*
+ * A caller that collects a round at a time (xenstats top --direct) has no
+ * time between rounds to spread new domains over, and shows what it has
+ * at once: every new domain is set up in the round that finds it.
+ */
 struct export_snapshot *collector_collect(struct collector *c, const struct export_agent *agent)
 {
+    c->at_once = true;
     collector_begin(c);
     if (c->monitor)
         xenstats_monitor_sample(c->monitor);

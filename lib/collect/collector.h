@@ -62,7 +62,10 @@ struct export_snapshot *collector_snapshot(struct collector *c, const struct exp
  */
 void collector_idle(struct collector *c, uint64_t until_ns);
 
-/* One whole round in the calling thread: begin, wait for answers, snapshot. */
+/*
+ * One whole round in the calling thread: begin, wait for answers, snapshot.
+ * New domains are all set up in the round that finds them (no spreading).
+ */
 struct export_snapshot *collector_collect(struct collector *c, const struct export_agent *agent);
 
 /* Errors counted so far (domains that could not be read, failed lists). */
