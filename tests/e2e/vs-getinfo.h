@@ -47,4 +47,26 @@ static inline int vs_getinfo_ok(int running, uint64_t counter, int64_t proj, uin
     return diff <= tol && -diff <= tol && (int64_t)(cpu_time - counter) >= -(int64_t)VS_GETINFO_PCPU_SKEW_NS;
 }
 
+/*
+ * Is a running time read by a library call (libxenstat's
+ * xenstat_vcpu_ns()) between the cpu_times of xc_vcpu_getinfo() read
+ * just before and just after that call (tests/e2e/xenstat-check.c,
+ * `compare`)?  Running time never goes back, so the library's must lie
+ * between the two, whatever the time between the reads (under QEMU TCG on
+ * a loaded host, seconds): comparing it with one getvcpuinfo read after
+ * the call measures that time, not the library.  Each end is widened by
+ * tol: the pCPUs' NOW() skew (above), and a reader's projection of a
+ * running vCPU up to "now", which may fall short of it.  A vCPU that did
+ * not run between the two reads has one running time: the library's must
+ * be it, exactly.
+ */
+static inline int vs_bracket_ok(uint64_t before, uint64_t lib, uint64_t after, int64_t tol)
+{
+    uint64_t lo = before < after ? before : after, hi = before < after ? after : before;
+
+    if (before == after)
+        return lib == before;
+    return (int64_t)(lib - lo) >= -tol && (int64_t)(lib - hi) <= tol;
+}
+
 #endif
