@@ -717,11 +717,14 @@ static int do_compare(xenstat_handle *xh, xc_interface *xch, double tol_ms, int 
     free(br);
     /* over one second, the four times of each vCPU grow by one second */
     sleep(1);
+    t0 = now_us();
     node2 = xenstat_get_node(xh, XENSTAT_VCPU);
     if (!node2) {
         perror("xenstat_get_node");
         return 2;
     }
+    printf("timing: the next xenstat_get_node(XENSTAT_VCPU), tables already mapped: %.1f ms\n",
+           (now_us() - t0) / 1e3);
     for (d = 0; d < xenstat_node_num_domains(node2); d++) {
         xenstat_domain *dom2 = xenstat_node_domain_by_index(node2, d);
         xenstat_domain *dom = xenstat_node_domain(node, xenstat_domain_id(dom2));
