@@ -3,8 +3,9 @@
 # The guest lifecycle on the emulated host (docs/pv-stats.md "Lifecycle"):
 # a domain whose `xenstats publish` and library provider keep running is
 # migrated, saved and restored, and rebooted, 21 times in turn.  After each,
-# every set is active again under the new domid within two intervals, with
-# values that move; the old domid's series are gone; the UUID stays.  After
+# every set is active again under the new domid within two intervals and a
+# second (the median of each kind; one cycle may take 4 s more on a loaded
+# machine), with values that move; the old domid's series are gone; the UUID stays.  After
 # the last 20 cycles, the agent's fds, grant mappings and RSS are where the
 # first left them, no provider ever touched a port from before a resume
 # (what crashes a Linux 6.1 guest), and another domain was sampled
@@ -198,15 +199,20 @@ for cycle in range(cycles):
     assert f'domid="{new}",domain="web",uuid="{uuid}"' in text, f"{kind}: no xenstats_domain_info of {new}"
     for p in procs + other:
         assert p.poll() is None, f"a provider exited: {p.args}"
-    # two intervals, and 1.5 s of slack for a loaded machine (or a
-    # sanitizer): the figures printed below are the measure, this the bound
-    assert secs <= 2 * interval + 1.5, f"{kind} {cycle}: {secs:.3f} s > two intervals and 1.5 s"
+    # one cycle may be slow on a loaded machine (or a sanitizer build): each
+    # has 4 s of slack here, and the median of each kind is held to 1 s
+    # below (an agent that waits for a timeout to re-attach is slow in
+    # every cycle, not in one)
+    assert secs <= 2 * interval + 4, f"{kind} {cycle}: {secs:.3f} s > two intervals and 4 s"
     urllib.request.urlopen(urllib.request.Request(url + "/metrics", headers={"Accept-Encoding": "gzip"})).read()
 
 for kind, t in took.items():
     t.sort()
     print(f"{kind}: {len(t)} cycles, time to every set active again: p50 {t[len(t) // 2] * 1000:.0f} ms, "
           f"max {t[-1] * 1000:.0f} ms")
+for kind, t in took.items():
+    assert t[len(t) // 2] <= 2 * interval + 1, \
+        f"{kind}: median {t[len(t) // 2]:.3f} s to every set active again > two intervals and 1 s"
 
 after = settled()
 print(f"after {cycle} more cycles: {len(after[0])} fds, RSS {after[1]} kB, {after[2]} grant mappings")
