@@ -55,7 +55,7 @@
 #define DEFAULT_PV_MAX_PAGES 1024
 #define DEFAULT_RESPONSE_DEADLINE_NS (30 * 1000000000ULL)
 #define DEFAULT_RESPONSE_MEMORY (32u << 20)
-#define MAX_PINS 512 /* above the connection limit: one sample per response at most */
+#define MAX_PINS 512 /* above the connection limit: one pin per response at most */
 #define RESPONSE_SWEEP_NS 1000000000ULL /* the deadline is kept this often, whatever the interval */
 /* A connection's kernel send buffer (SO_SNDBUF; the kernel reserves twice
  * this): what a response hands the kernel, out of the guard's reach.  It
@@ -65,12 +65,14 @@
 #define HTTP_SNDBUF (1024 * 1024)
 
 /*
- * A sample held by responses in flight, and what it costs: the memory a
- * slow reader can keep from being freed (see pin()).
+ * What responses in flight hold (a sample, or a gzip rendering made ahead
+ * of one), and what it costs: the memory a slow reader can keep from
+ * being freed (see pin()).
  */
 struct pin {
-    struct export_snapshot *snap; /* NULL: a free slot */
-    size_t bytes;                 /* export_snapshot_memory() at the last response's start */
+    const void *held; /* the sample or the rendering; NULL: a free slot */
+    uint64_t born_ns; /* its round's sampling time: the oldest go first */
+    size_t bytes;     /* what it held at the last response's start */
     unsigned int responses;
     bool cut; /* its responses were cut to make room: no longer counted against the cap */
 };
@@ -97,7 +99,7 @@ struct agent {
 
     pthread_mutex_t pins_lock; /* pins, pinned, held */
     struct pin pins[MAX_PINS];
-    size_t pinned; /* the bytes of the samples not cut: at most response_memory, but for one sample alone */
+    size_t pinned; /* the bytes of the pins not cut: at most response_memory, but for one pin alone */
     size_t held;   /* and with the ones cut, until their responses are reaped */
 
     /* render ahead: the renderer thread and what it made */
@@ -139,9 +141,10 @@ static void usage(FILE *f)
             "                            (default %d, 4 KiB each)\n"
             "      --response-deadline DURATION  time a response may take in all, however\n"
             "                            slowly read (default 30s)\n"
-            "      --response-memory SIZE  memory the samples held by responses in flight may\n"
-            "                            take; older samples' slow readers are cut to make\n"
-            "                            room (default 32M; K, M, G: powers of 1024)\n"
+            "      --response-memory SIZE  memory the samples and gzip renderings held by\n"
+            "                            responses in flight may take; older ones' slow\n"
+            "                            readers are cut to make room (default 32M; K, M, G:\n"
+            "                            powers of 1024)\n"
             "      --web-config FILE     TLS and basic auth, in the Prometheus exporter-toolkit's\n"
             "                            web configuration format (see xenstats-agent(1))\n"
             "      --wait-for-host DURATION  wait at most DURATION for the host at start (on\n"
@@ -164,6 +167,7 @@ static void usage(FILE *f)
 struct rendering {
     unsigned int refs; /* atomic */
     uint64_t round;
+    uint64_t monotonic_ns; /* its sample's */
     size_t len;
     char *data;
 };
@@ -222,6 +226,7 @@ static void render_ahead(struct agent *a, struct export_snapshot *s, uint64_t ro
     __atomic_add_fetch(&a->renders_ahead, 1, __ATOMIC_RELAXED);
     r->refs = 1;
     r->round = round;
+    r->monotonic_ns = s->monotonic_ns;
     pthread_mutex_lock(&a->render_lock);
     old = a->rendered[f];
     a->rendered[f] = r;
@@ -407,29 +412,32 @@ static void maybe_finish_round(struct agent *a)
 /* ---- HTTP ------------------------------------------------------------------------ */
 
 /*
- * The memory slow readers can pin.  A response holds its sample until it
- * is sent, and a sample is some MB at a thousand domains (and its text,
- * when rendered whole, some 17 MB more); the responses of one sample
- * share it, so what they pin is bounded by samples, not by readers.  The
- * samples held by responses in flight are counted here, each once, at
- * what they hold when a response starts (export_snapshot_memory()); when
- * a new response's sample takes them past --response-memory, the
- * responses of the oldest other samples are cut (their connections closed,
- * oldest first) until the rest fits.  The new response is always taken:
- * it is of the current sample, which the agent holds anyway, and a
- * scraper is never the one refused.  A reader is cut only when its sample
- * is older than everything else in flight that fits, so only readers
- * slower than samples lose; --response-deadline bounds them all besides.
+ * The memory slow readers can pin.  A response holds what it sends until
+ * it is sent: its sample (some MB at a thousand domains, and its text,
+ * when rendered whole, some 17 MB more), or a gzip rendering made ahead
+ * (render ahead, above), which holds its bytes and not the sample.  The
+ * responses of one sample or rendering share it, so what they pin is
+ * bounded by samples and renderings, not by readers.  What responses in
+ * flight hold is counted here, each sample or rendering once, at what it
+ * holds when a response starts (export_snapshot_memory(), or the
+ * rendering's bytes); when a new response takes the sum past
+ * --response-memory, the responses of the oldest others (by their round)
+ * are cut (their connections closed, oldest first) until the rest fits.
+ * The new response is always taken: it is of the current sample, or of
+ * the newest rendering, which the agent holds anyway, and a scraper is
+ * never the one refused.  A reader is cut only when what it holds is
+ * older than everything else in flight that fits, so only readers slower
+ * than samples lose; --response-deadline bounds them all besides.
  */
-static struct pin *find_pin(struct agent *a, const struct export_snapshot *s)
+static struct pin *find_pin(struct agent *a, const void *held)
 {
     for (int i = 0; i < MAX_PINS; i++)
-        if (a->pins[i].snap == s)
+        if (a->pins[i].held == held)
             return &a->pins[i];
     return NULL;
 }
 
-/* The oldest sample other than keep whose responses still count; NULL when none. */
+/* The oldest pin other than keep whose responses still count; NULL when none. */
 static struct pin *oldest_pin(struct agent *a, const struct pin *keep)
 {
     struct pin *old = NULL;
@@ -437,7 +445,7 @@ static struct pin *oldest_pin(struct agent *a, const struct pin *keep)
     for (int i = 0; i < MAX_PINS; i++) {
         struct pin *p = &a->pins[i];
 
-        if (p->snap && p != keep && !p->cut && (!old || p->snap->monotonic_ns < old->snap->monotonic_ns))
+        if (p->held && p != keep && !p->cut && (!old || p->born_ns < old->born_ns))
             old = p;
     }
     return old;
@@ -468,23 +476,26 @@ static const struct sockaddr *client_address(struct MHD_Connection *c, socklen_t
     return sa;
 }
 
-/* A response of s on connection c starts: count s, making room if need be.  false: not counted. */
-static bool pin(struct agent *a, struct MHD_Connection *c, struct export_snapshot *s)
+/*
+ * A response on connection c starts, holding `held` (a sample or a
+ * rendering, of the round sampled at born_ns), which holds `bytes`: count
+ * it, making room if need be.  false: not counted.
+ */
+static bool pin(struct agent *a, struct MHD_Connection *c, const void *held, uint64_t born_ns, size_t bytes)
 {
     struct http_guard_conn *gc = guard_conn(c);
-    size_t bytes = export_snapshot_memory(s);
     struct pin *p, *old;
 
     pthread_mutex_lock(&a->pins_lock);
-    p = find_pin(a, s);
+    p = find_pin(a, held);
     if (!p && (p = find_pin(a, NULL)))
-        *p = (struct pin){.snap = s};
+        *p = (struct pin){.held = held, .born_ns = born_ns};
     if (!p) {
         pthread_mutex_unlock(&a->pins_lock);
-        return false; /* more samples than connections: cannot happen */
+        return false; /* more pins than connections: cannot happen */
     }
     if (p->cut) {
-        /* not met (a response's sample is the newest in flight), but it would count again */
+        /* a rendering a round behind, cut to make room for a newer round: it counts again */
         p->cut = false;
         a->pinned += p->bytes;
     }
@@ -493,25 +504,35 @@ static bool pin(struct agent *a, struct MHD_Connection *c, struct export_snapsho
     p->bytes = bytes;
     p->responses++;
     while (a->pinned > a->response_memory && (old = oldest_pin(a, p))) {
-        unsigned int n = a->guard ? http_guard_cut(a->guard, old->snap) : 0;
+        unsigned int n = a->guard ? http_guard_cut(a->guard, old->held) : 0;
 
-        log_debug("http: %u slow response%s of a sample %.1f s old cut: %zu bytes held in flight", n, n == 1 ? "" : "s",
-                  (double)(s->monotonic_ns - old->snap->monotonic_ns) / 1e9, a->pinned);
+        log_debug("http: %u slow response%s of a round %.1f s older cut: %zu bytes held in flight", n,
+                  n == 1 ? "" : "s", (double)((int64_t)(born_ns - old->born_ns)) / 1e9, a->pinned);
         old->cut = true;
         a->pinned -= old->bytes;
     }
     pthread_mutex_unlock(&a->pins_lock);
-    http_guard_tag(gc, s);
+    http_guard_tag(gc, held);
     return true;
 }
 
-/* A response of s is done with (sent, cut or failed). */
-static void unpin(struct agent *a, const struct export_snapshot *s)
+static bool pin_snapshot(struct agent *a, struct MHD_Connection *c, struct export_snapshot *s)
+{
+    return pin(a, c, s, s->monotonic_ns, export_snapshot_memory(s));
+}
+
+static bool pin_rendering(struct agent *a, struct MHD_Connection *c, struct rendering *r)
+{
+    return pin(a, c, r, r->monotonic_ns, sizeof(*r) + r->len);
+}
+
+/* A response of `held` is done with (sent, cut or failed). */
+static void unpin(struct agent *a, const void *held)
 {
     struct pin *p;
 
     pthread_mutex_lock(&a->pins_lock);
-    p = find_pin(a, s);
+    p = find_pin(a, held);
     if (p && !--p->responses) {
         a->held -= p->bytes;
         if (!p->cut)
@@ -521,10 +542,11 @@ static void unpin(struct agent *a, const struct export_snapshot *s)
     pthread_mutex_unlock(&a->pins_lock);
 }
 
-/* What a response made from a sample's bytes holds. */
+/* What a response made from a sample's bytes, or from a rendering made ahead, holds (one of them). */
 struct held {
     struct agent *agent;
     struct export_snapshot *snap;
+    struct rendering *rendering;
     bool pinned;
 };
 
@@ -533,8 +555,9 @@ static void release_held(void *cls)
     struct held *h = cls;
 
     if (h->pinned)
-        unpin(h->agent, h->snap);
+        unpin(h->agent, h->snap ? (const void *)h->snap : h->rendering);
     export_snapshot_unref(h->snap);
+    rendering_unref(h->rendering);
     free(h);
 }
 
@@ -755,7 +778,7 @@ static int stream_rendering(struct agent *a, struct MHD_Connection *c, struct ex
         MHD_destroy_response(r); /* the read end and the last reference: the counter goes with it */
         return err;
     }
-    st->pinned = pin(a, c, s);
+    st->pinned = pin_snapshot(a, c, s);
     *ret_response = r;
     return 0;
 fail:
@@ -853,12 +876,19 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
         /* the latest made ahead; else the current round's, made now if no one has */
         ahead = rendering_for_request(a, format, round);
         if (ahead) {
+            /* the response holds the rendering, not the sample: it is the rendering that counts */
+            struct held *h = malloc(sizeof(*h));
+
             export_snapshot_unref(s);
             s = NULL;
-            r = MHD_create_response_from_buffer_with_free_callback_cls(ahead->len, ahead->data, rendering_unref,
-                                                                       ahead);
-            if (!r) {
+            if (!h) {
                 rendering_unref(ahead);
+                return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+            }
+            *h = (struct held){.agent = a, .rendering = ahead, .pinned = pin_rendering(a, c, ahead)};
+            r = MHD_create_response_from_buffer_with_free_callback_cls(ahead->len, ahead->data, release_held, h);
+            if (!r) {
+                release_held(h);
                 return MHD_NO;
             }
         } else if (!(data = export_snapshot_encoded(s, format, &len))) {
@@ -884,7 +914,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
                                 gzip || data ? "out of memory\n" : "cannot render\n");
         }
         /* The response borrows the snapshot's bytes; the reference goes with it. */
-        *h = (struct held){.agent = a, .snap = s, .pinned = pin(a, c, s)};
+        *h = (struct held){.agent = a, .snap = s, .pinned = pin_snapshot(a, c, s)};
         r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)data, release_held, h);
         if (!r)
             release_held(h);

@@ -58,6 +58,41 @@ start_emu() {
     fail "emulator did not come up"
 }
 
+# start_emu_domains N [ARGS...]: start `xenstats emu` (8 pCPUs, 50 ms ticks,
+# then ARGS) on $XENSTATS_TEST_TMP/emu.conf, which makes N domains, and wait
+# (two minutes at most each) until it serves and has made them all.  For a
+# thousand domains, which the emulator makes before it serves: start_emu
+# waits 5 s.  They are counted in the run directory, not by `emu list`: a
+# control request made while the emulator creates its domains was seen to
+# wait for good.
+start_emu_domains() {
+    local n=$1
+    shift
+    "$XENSTATS" emu -p 8 --tick 50ms "$@" -c "$XENSTATS_TEST_TMP/emu.conf" >"$XENSTATS_TEST_TMP/emu.log" 2>&1 &
+    EMU_PID=$!
+    for _ in $(seq 1 600); do
+        [ -S "$XENSTATS_EMU_DIR/control" ] && [ -f "$XENSTATS_EMU_DIR/emu.pid" ] && break
+        kill -0 "$EMU_PID" 2>/dev/null || fail "emulator exited: $(cat "$XENSTATS_TEST_TMP/emu.log")"
+        sleep 0.2
+    done
+    for _ in $(seq 1 600); do
+        [ "$(ls "$XENSTATS_EMU_DIR/domains" | wc -l)" -ge $((n + 1)) ] && break
+        sleep 0.2
+    done
+    [ "$(ls "$XENSTATS_EMU_DIR/domains" | wc -l)" -ge $((n + 1)) ] || fail "the emulator did not create $n domains"
+}
+
+# wait_agent_domains N: wait (a minute at most) until the agent that
+# start_agent started tracks N domains (dom0 besides: N + 1).
+wait_agent_domains() {
+    local n=$1
+    for _ in $(seq 1 300); do
+        curl -sf "$URL/metrics" 2>/dev/null | grep -q "^xenstats_agent_domains $((n + 1))\$" && return 0
+        sleep 0.2
+    done
+    fail "the agent does not see $n domains: $(tail -3 "$XENSTATS_TEST_TMP/agent.log")"
+}
+
 stop_emu() {
     [ -n "$EMU_PID" ] || return 0
     kill -TERM "$EMU_PID"

@@ -27,33 +27,14 @@ DEADLINE2=5  # phase 2
 for i in $(seq 1 "$DOMAINS"); do
     echo "domain name=g$i,vcpus=4,vifs=1,vbds=1"
 done >"$XENSTATS_TEST_TMP/emu.conf"
-# the emulator creates the domains before it serves (start_emu waits 5 s: too little here)
-"$XENSTATS" emu -p 8 --tick 50ms -c "$XENSTATS_TEST_TMP/emu.conf" >"$XENSTATS_TEST_TMP/emu.log" 2>&1 &
-EMU_PID=$!
-for _ in $(seq 1 600); do
-    [ -S "$XENSTATS_EMU_DIR/control" ] && [ -f "$XENSTATS_EMU_DIR/emu.pid" ] && break
-    kill -0 "$EMU_PID" 2>/dev/null || fail "emulator exited: $(cat "$XENSTATS_TEST_TMP/emu.log")"
-    sleep 0.2
-done
-# (counted in the run directory, not by `emu list`: a control request made while the
-# emulator creates its domains was seen to wait for good)
-for _ in $(seq 1 600); do
-    [ "$(ls "$XENSTATS_EMU_DIR/domains" | wc -l)" -ge $((DOMAINS + 1)) ] && break
-    sleep 0.2
-done
-[ "$(ls "$XENSTATS_EMU_DIR/domains" | wc -l)" -ge $((DOMAINS + 1)) ] || fail "the emulator did not create $DOMAINS domains"
+start_emu_domains "$DOMAINS"
 
 # meson sets MALLOC_PERTURB_, which fills every allocation and every freed chunk: pages that
 # the agent never touches, or has given back, would count in its RSS
 unset MALLOC_PERTURB_
 start_agent --interval 1s --timeout 500ms --response-deadline ${DEADLINE}s
 [ -n "${AGENT:-}" ] || fail "agent did not start"
-for _ in $(seq 1 300); do
-    curl -sf "$URL/metrics" 2>/dev/null | grep -q "^xenstats_agent_domains $((DOMAINS + 1))\$" && break
-    sleep 0.2
-done
-curl -sf "$URL/metrics" | grep -q "^xenstats_agent_domains $((DOMAINS + 1))\$" ||
-    fail "the agent does not see $DOMAINS domains: $(tail -3 "$XENSTATS_TEST_TMP/agent.log")"
+wait_agent_domains "$DOMAINS"
 size=$(curl -sf "$URL/metrics" | wc -c)
 pass "the agent samples $DOMAINS domains; /metrics is $size bytes"
 
@@ -275,10 +256,7 @@ pass "agent stops on SIGTERM"
 # 2. The deadline, alone: a fresh agent, a cap no sample reaches, and no request while it runs out.
 start_agent --interval 1s --timeout 500ms --response-deadline ${DEADLINE2}s --response-memory 1G
 [ -n "${AGENT:-}" ] || fail "agent did not start"
-for _ in $(seq 1 300); do
-    curl -sf "$URL/metrics" 2>/dev/null | grep -q "^xenstats_agent_domains $((DOMAINS + 1))\$" && break
-    sleep 0.2
-done
+wait_agent_domains "$DOMAINS"
 python3 - "$port" "$DEADLINE2" "$XENSTATS_TEST_TMP" <<'PY' || fail "deadline: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
 import sys, time
 port, deadline = int(sys.argv[1]), float(sys.argv[2])
@@ -321,10 +299,7 @@ wait "$AGENT" || fail "agent exit status"
 # first, which counts none.
 start_agent --interval 20s --timeout 500ms --response-deadline 3s --response-memory 1G
 [ -n "${AGENT:-}" ] || fail "agent did not start"
-for _ in $(seq 1 300); do
-    curl -sf "$URL/metrics" 2>/dev/null | grep -q "^xenstats_agent_domains $((DOMAINS + 1))\$" && break
-    sleep 0.2
-done
+wait_agent_domains "$DOMAINS"
 python3 - "$port" "$XENSTATS_TEST_TMP" <<'PY' || fail "deadline between ticks: $(tail -5 "$XENSTATS_TEST_TMP/agent.log")"
 import sys, time
 port = int(sys.argv[1])
