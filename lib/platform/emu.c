@@ -31,8 +31,8 @@ struct emu {
      * list reads only the info files of new domains. */
     struct xenstats_domain_info *known;
     size_t nr_known;
+    pthread_mutex_t lock; /* known, nr_known and xs */
     /* the backend devices' names: dom0's store, opened on first use */
-    pthread_mutex_t lock;
     struct xs_handle *xs;
     struct backend_devices_cache devices;
 };
@@ -205,18 +205,6 @@ static int read_info_file(struct platform *p, uint32_t domid, struct xenstats_do
     return r;
 }
 
-static int emu_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
-{
-    struct xenstats_domain_info info;
-    int r = read_info_file(p, domid, &info);
-
-    if (r == 0)
-        r = read_slot(emu_of(p), &info);
-    if (r == 0)
-        *ret_info = info;
-    return r;
-}
-
 static int compare_domid(const void *a, const void *b)
 {
     const struct xenstats_domain_info *x = a, *y = b;
@@ -224,11 +212,42 @@ static int compare_domid(const void *a, const void *b)
     return x->domid < y->domid ? -1 : x->domid > y->domid;
 }
 
-static const struct xenstats_domain_info *known_domain(const struct emu *emu, uint32_t domid)
+/* The last list's entry of domid copied into *ret: whether there was one (emu->lock held). */
+static bool known_domain(const struct emu *emu, uint32_t domid, struct xenstats_domain_info *ret)
 {
     struct xenstats_domain_info key = {.domid = domid};
+    const struct xenstats_domain_info *seen =
+        emu->nr_known ? bsearch(&key, emu->known, emu->nr_known, sizeof(key), compare_domid) : NULL;
 
-    return emu->nr_known ? bsearch(&key, emu->known, emu->nr_known, sizeof(key), compare_domid) : NULL;
+    if (seen)
+        *ret = *seen;
+    return seen != NULL;
+}
+
+/*
+ * A domain's figures: what never changes from the last list (as a list
+ * does), else from its info file; the rest from its table slot, which is
+ * mapped.  So asking again for a listed domain costs no system call, as
+ * one getdomaininfo hypercall costs one on Xen (the PV monitor asks for
+ * each domain whose sets did not answer in time).
+ */
+static int emu_domain_info(struct platform *p, uint32_t domid, struct xenstats_domain_info *ret_info)
+{
+    struct xenstats_domain_info info;
+    struct emu *emu = emu_of(p);
+    bool seen;
+    int r = 0;
+
+    pthread_mutex_lock(&emu->lock);
+    seen = known_domain(emu, domid, &info);
+    pthread_mutex_unlock(&emu->lock);
+    if (!seen)
+        r = read_info_file(p, domid, &info);
+    if (r == 0)
+        r = read_slot(emu, &info);
+    if (r == 0)
+        *ret_info = info;
+    return r;
 }
 
 static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret_domains, size_t *ret_count)
@@ -247,8 +266,8 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
     if (!d)
         return negative_errno();
     while ((de = readdir(d))) {
-        const struct xenstats_domain_info *seen;
         uint64_t domid;
+        bool seen;
 
         if (parse_u64(de->d_name, XENSTATS_DOMID_MAX, &domid) < 0)
             continue;
@@ -261,10 +280,10 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
             }
             list = grown;
         }
-        seen = known_domain(emu, (uint32_t)domid);
-        if (seen)
-            list[count] = *seen;
-        else
+        pthread_mutex_lock(&emu->lock);
+        seen = known_domain(emu, (uint32_t)domid, &list[count]);
+        pthread_mutex_unlock(&emu->lock);
+        if (!seen)
             r = read_info_file(p, (uint32_t)domid, &list[count]);
         if (r == 0)
             r = read_slot(emu, &list[count]);
@@ -285,9 +304,11 @@ static int emu_domain_list(struct platform *p, struct xenstats_domain_info **ret
     }
     if (count)
         memcpy(copy, list, count * sizeof(*copy));
+    pthread_mutex_lock(&emu->lock);
     free(emu->known);
     emu->known = copy;
     emu->nr_known = count;
+    pthread_mutex_unlock(&emu->lock);
     *ret_domains = list;
     *ret_count = count;
     list = NULL;

@@ -368,6 +368,8 @@ void mon_handle_timeouts(struct xenstats_monitor *m)
     if (read(m->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
         log_debug("timerfd: %s", strerror(errno));
     for (d = m->domains; d; d = d->next) {
+        bool asked = false;
+
         for (s = d->sets; s; s = s->next) {
             if (s->retry_at && s->retry_at <= now) {
                 s->dirty = d->dirty = m->any_dirty = true;
@@ -375,7 +377,13 @@ void mon_handle_timeouts(struct xenstats_monitor *m)
             }
             if (s->state != XENSTATS_PV_SET_SAMPLING || now < s->deadline)
                 continue;
-            if (d->paused || domain_paused(m, d)) {
+            /* one getdomaininfo for the domain, however many of its sets
+             * are late: its answer holds for all of them */
+            if (!d->paused && !asked) {
+                asked = true;
+                domain_paused(m, d);
+            }
+            if (d->paused) {
                 /* not the provider's fault: as it was, and asked again later */
                 mon_set_state(m, s, s->before_request);
                 mon_set_reason(s, "domain paused");

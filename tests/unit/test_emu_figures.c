@@ -289,6 +289,48 @@ static void test_pause_unpause(void **state)
     assert_int_equal(emu_domain_pause(&f->host, 99), -ESRCH);
 }
 
+/*
+ * A listed domain's figures are asked of its table slot alone: what never
+ * changes (name, vCPUs, UUID) comes from the list, so the PV monitor's
+ * getdomaininfo of each late domain opens no file.  Shown by moving the
+ * info file away: the figures still come, and still move.
+ */
+static void test_listed_domain_no_file(void **state)
+{
+    struct fixture *f = *state;
+    struct xenstats_domain_info *list = NULL, info;
+    struct emu_domain *busy, *late;
+    char path[128], moved[160];
+    size_t n = 0;
+
+    create(f, "name=Domain-0,vcpus=1");
+    busy = create(f, "name=busy,vcpus=2,workload=cpu");
+    open_api(f);
+    assert_int_equal(xenstats_host_list_domains(f->api, &list, &n), 0);
+    assert_int_equal(n, 2);
+    free(list);
+    snprintf(path, sizeof(path), "%s/domains/%u/info", f->dir, busy->domid);
+    snprintf(moved, sizeof(moved), "%s.away", path);
+    assert_int_equal(rename(path, moved), 0);
+    assert_int_equal(emu_domain_pause(&f->host, busy->domid), 0);
+    info_of(f, busy->domid, &info);
+    assert_string_equal(info.name, "busy");
+    assert_int_equal(info.nr_vcpus, 2);
+    assert_int_equal(info.flags, XENSTATS_DOMAIN_PAUSED); /* the slot's, now */
+    assert_int_equal(emu_domain_unpause(&f->host, busy->domid), 0);
+    info_of(f, busy->domid, &info);
+    assert_int_equal(info.flags, XENSTATS_DOMAIN_RUNNING);
+    assert_int_equal(rename(moved, path), 0);
+    /* a domain the last list did not have is read from its file */
+    late = create(f, "name=late,vcpus=3");
+    info_of(f, late->domid, &info);
+    assert_string_equal(info.name, "late");
+    assert_int_equal(info.nr_vcpus, 3);
+    /* a destroyed one is gone, whatever the list remembers */
+    assert_int_equal(emu_domain_destroy(&f->host, busy->domid), 0);
+    assert_int_equal(xenstats_host_domain_info(f->api, busy->domid, &info), -ESRCH);
+}
+
 static void test_paused_blocked(void **state)
 {
     struct fixture *f = *state;
@@ -401,6 +443,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_time_and_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pause_unpause, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paused_blocked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listed_domain_no_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mem_set, setup, teardown),
     };
