@@ -33,9 +33,9 @@ echo "XENTEST-BEGIN dom0 userspace up at $(up)s"
 dom0_xen 30
 say "hypervisor: $(xl info 2>/dev/null | grep -E '^xen_(version|extra|changeset)' | tr -s ' ' | tr '\n' ' ')"
 
-create() { # create NAME VCPUS EXTRA [MAXVCPUS]; DOMU_MEMORY=MiB: less memory
+create() { # create NAME VCPUS EXTRA [MAXVCPUS]
     sed -e "s/@NAME@/$1/" -e "s/@VCPUS@/$2/" -e "s/@EXTRA@/$3/" -e "s/@MAXVCPUS@/${4:-$2}/" \
-        ${DOMU_MEMORY:+-e "s/^memory = .*/memory = $DOMU_MEMORY/"} /domu/domu.cfg.in >/tmp/$1.cfg
+        /domu/domu.cfg.in >/tmp/$1.cfg
     T0=$(up)
     timeout 600 xl create /tmp/$1.cfg >/tmp/$1.out 2>&1
     crc=$?

@@ -94,14 +94,16 @@ tools_domus() {
     FILLS=
     n=1
     while [ "$n" -le "${FILL:-5}" ]; do FILLS="$FILLS fill$n"; n=$((n + 1)); done
-    # the fill domUs are there to be read: 64 MiB, all created at once
-    # (one after the other, each xl create waited behind the boots of the
-    # ones before: 136-142 s each for 8 domUs of 4 vCPUs at load 15)
+    # the fill domUs are there to be read: all created at once (one after
+    # the other, each xl create waited behind the boots of the ones
+    # before: 136-142 s each for 8 domUs of 4 vCPUs at load 15).  Not with
+    # less memory: the PV builder holds Debian's decompressed kernel
+    # (0x3200 pages) in the domain, and at 64 MiB xl create fails
     T1=$(up)
     create idle $V idle
     create offl $H idle $V
     P=
-    for d in $FILLS; do DOMU_MEMORY=64 create "$d" "$V" idle & P="$P $!"; done
+    for d in $FILLS; do create "$d" "$V" idle & P="$P $!"; done
     # shellcheck disable=SC2086
     [ -z "$P" ] || wait $P   # not the agent dom0-init.sh may have left running
     create cpu $V busy
