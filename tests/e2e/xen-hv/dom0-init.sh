@@ -38,7 +38,9 @@ create() { # create NAME VCPUS EXTRA [MAXVCPUS]
         /domu/domu.cfg.in >/tmp/$1.cfg
     T0=$(up)
     timeout 600 xl create /tmp/$1.cfg >/tmp/$1.out 2>&1
-    res "xl-create-$1" $? "$2 vCPUs, $(awk "BEGIN{print $(up)-$T0}")s"
+    crc=$?
+    [ $crc = 0 ] || tail -n 8 /tmp/$1.out | sed "s/^/XT: xl create $1: /"
+    res "xl-create-$1" $crc "$2 vCPUs, $(awk "BEGIN{print $(up)-$T0}")s"
 }
 # wait_alive NAME VCPUS EXTRA: sets D to NAME's domid once its /init has
 # written data/alive, and T to the seconds that took.  A guest not up within
