@@ -114,6 +114,7 @@ static int child_providers(int first, int count)
     struct xenstats_provider **p = calloc((size_t)count, sizeof(*p));
     struct xenstats_host **h = calloc((size_t)count, sizeof(*h));
     int epfd = epoll_create1(0), ready = 0;
+    long wait_ms = 50;
     char name[32], domid[16];
 
     signal(SIGTERM, on_term);
@@ -149,8 +150,13 @@ static int child_providers(int first, int count)
             epoll_ctl(epfd, EPOLL_CTL_ADD, xenstats_provider_fd(p[i]), &ev);
             ready++;
         }
-        if (ready < count)
-            sleep_ms(50);
+        /* each try of a domain not set up yet is a new xenstore connection:
+         * 4000 domains retried every 50 ms swamped the emulator, and the
+         * agent's set-up waited behind them; a guest would wait longer */
+        if (ready < count) {
+            sleep_ms(wait_ms);
+            wait_ms = wait_ms * 2 > 5000 ? 5000 : wait_ms * 2;
+        }
     }
     while (!stop) {
         struct epoll_event evs[64];
