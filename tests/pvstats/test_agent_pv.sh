@@ -77,6 +77,9 @@ e1=$(flood_errors)
 rate=$(((e1 - e0) / 5))
 [ "$rate" -le 12 ] || fail "the flood cost the agent $rate unrequested events a second (at most 12: 4 tolerated a second, then masked until the next request, 2 requests a second)"
 pass "a flooding provider: $rate unrequested events a second reach the agent"
+n=$(grep -c "floods its event channel" "$XENSTATS_TEST_TMP/agent.log")
+[ "$n" -le 1 ] || fail "the flood was logged $n times (once a set: it is masked after every request)"
+pass "the flood is logged once ($n)"
 
 # a text statistic holding UTF-8 and stray bytes: that value only is invalid
 curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/snap.json"
