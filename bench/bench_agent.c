@@ -41,6 +41,7 @@
 #include <xenstats/pv.h>
 
 #include "agent/web/http_encoding.h"
+#include "emu/client.h"
 #include "export/export.h"
 #include "util/util.h"
 
@@ -113,6 +114,7 @@ static int child_providers(int first, int count)
     struct xenstats_provider **p = calloc((size_t)count, sizeof(*p));
     struct xenstats_host **h = calloc((size_t)count, sizeof(*h));
     int epfd = epoll_create1(0), ready = 0;
+    long wait_ms = 50;
     char name[32], domid[16];
 
     signal(SIGTERM, on_term);
@@ -148,8 +150,13 @@ static int child_providers(int first, int count)
             epoll_ctl(epfd, EPOLL_CTL_ADD, xenstats_provider_fd(p[i]), &ev);
             ready++;
         }
-        if (ready < count)
-            sleep_ms(50);
+        /* each try of a domain not set up yet is a new xenstore connection:
+         * 4000 domains retried every 50 ms swamped the emulator, and the
+         * agent's set-up waited behind them; a guest would wait longer */
+        if (ready < count) {
+            sleep_ms(wait_ms);
+            wait_ms = wait_ms * 2 > 5000 ? 5000 : wait_ms * 2;
+        }
     }
     while (!stop) {
         struct epoll_event evs[64];
@@ -722,16 +729,26 @@ static void devices_floor(const char *run_dir, int seconds, double *ret_opened, 
     *ret_held = rounds[1] ? 100.0 * cpu[1] / rounds[1] : 0;
 }
 
+static void ignore_line(const char *line, void *data)
+{
+    (void)line;
+    (void)data;
+}
+
 /* The domains first..last (numbered from 1) with their devices, and their providers' children. */
 static void add_domains(int first, int last, const char *self, pid_t *children, int *nr_children)
 {
+    /* what `xenstats emu create` sends, from here: a process a domain
+     * made 4000 domains take a quarter of an hour on a loaded machine */
     for (int i = first; i <= last; i++) {
-        char cmd[PATH_MAX + 64];
+        char req[128], err[256];
 
-        snprintf(cmd, sizeof(cmd), "%s emu create name=g%d,vcpus=4,vifs=1,vbds=1,workload=%s >/dev/null", xenstats,
-                 i - 1, (i - 1) % 3 == 0 ? "io" : "idle");
-        if (system(cmd) != 0)
-            die("emu create");
+        snprintf(req, sizeof(req), "create name=g%d,vcpus=4,vifs=1,vbds=1,workload=%s", i - 1,
+                 (i - 1) % 3 == 0 ? "io" : "idle");
+        if (emu_control_call(req, ignore_line, NULL, err, sizeof(err)) < 0) {
+            fprintf(stderr, "bench_agent: emu create: %s\n", err);
+            exit(1);
+        }
     }
     for (int i = first; i <= last; i += PER_CHILD) {
         char from[16], count[16];
@@ -810,6 +827,7 @@ int main(int argc, char **argv)
     struct scale scales[8];
     pid_t emu, children[64];
     int nr_children = 0;
+    ssize_t n;
 
     if (argc == 4 && !strcmp(argv[1], "--child-providers"))
         return child_providers(atoi(argv[2]), atoi(argv[3]));
@@ -856,9 +874,10 @@ int main(int argc, char **argv)
     printf("# CPU: %s (%ld online)\n", cpu_model(), sysconf(_SC_NPROCESSORS_ONLN));
     fflush(stdout);
 
-    if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0)
         die("readlink");
-    self[sizeof(self) - 1] = '\0';
+    self[n] = '\0'; /* readlink() ends nothing */
     if (!mkdtemp(dir))
         die("mkdtemp");
     setenv("XENSTATS_EMU_DIR", dir, 1);

@@ -39,7 +39,7 @@ struct xenstats_monitor_opts {
     uint32_t min_interval_ms;     /* requests closer than this are skipped; 0: default 100 */
     uint32_t stale_limit;         /* timeouts in a row before TIMED_OUT; 0: default 3 */
     uint32_t max_unsolicited;     /* unrequested events per second before the port is
-                                     masked until the next request; 0: default 100 */
+                                     masked until the next request; 0: default 4 */
     bool create_stats_node;       /* play the toolstack: create each domain's `stats` */
     /*
      * Per-domain budgets (docs/pv-stats.md, "Budgets"): what one guest may

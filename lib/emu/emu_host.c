@@ -1026,6 +1026,48 @@ static int compare_vruntime(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/*
+ * Put the k vCPUs of least vruntime (compare_vruntime's order) first in
+ * want[0..n), in that order; the rest follow in no order.  Only k of them
+ * run: at 4000 domains of 4 vCPUs, sorting all 16,000 every tick was a
+ * quarter of the emulator's time.  Quickselect, then a sort of the k.
+ */
+static void select_least(struct emu_vcpu **want, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* the k-th smallest lies in want[lo..hi) */
+
+    if (k >= n) {
+        qsort(want, n, sizeof(*want), compare_vruntime);
+        return;
+    }
+    while (hi - lo > 1) {
+        struct emu_vcpu *pivot = want[lo + (hi - lo) / 2], *t;
+        size_t i = lo, p = lo, gt = hi;
+
+        /* three-way: [lo, i) before the pivot, [i, gt) it, [gt, hi) after */
+        while (p < gt) {
+            int c = compare_vruntime(&want[p], &pivot);
+
+            if (c < 0) {
+                t = want[i], want[i] = want[p], want[p] = t;
+                i++, p++;
+            } else if (c > 0) {
+                gt--;
+                t = want[gt], want[gt] = want[p], want[p] = t;
+            } else {
+                p++;
+            }
+        }
+        if (k < i)
+            hi = i;
+        else if (k >= gt)
+            lo = gt;
+        else
+            break; /* want[k] is in place: [0, k) holds the least */
+    }
+    qsort(want, k, sizeof(*want), compare_vruntime);
+}
+
 /* A paused or shut-down domain: its vCPUs leave the pCPUs at once. */
 static void stop_vcpus(struct emu_domain *d, uint64_t now)
 {
@@ -1146,7 +1188,7 @@ void emu_host_tick(struct emu_host *host, uint64_t now)
     }
 
     if (nwant > host->nr_pcpus)
-        qsort(host->want, nwant, sizeof(*host->want), compare_vruntime);
+        select_least(host->want, nwant, host->nr_pcpus ? host->nr_pcpus : 1);
     if (nwant)
         host->min_vruntime = host->want[0]->vruntime;
     for (i = 0; i < nwant; i++)

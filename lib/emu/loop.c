@@ -7,8 +7,11 @@
 #include "loop.h"
 #include "util/util.h"
 
+/* A watcher is found by its fd (an index): at thousands of domains the
+ * emulator holds thousands of connections, and a look-up by list walk on
+ * every change of a connection's events made each request cost O(fds). */
 struct watcher {
-    struct watcher *next; /* all watchers, or the graveyard */
+    struct watcher *next; /* the graveyard */
     int fd;
     bool dead;
     emu_fd_cb cb;
@@ -19,7 +22,8 @@ struct emu_loop {
     int epfd;
     bool quit;
     int status;
-    struct watcher *live;
+    struct watcher **by_fd; /* live watchers, by fd */
+    size_t nr_by_fd;
     struct watcher *graveyard; /* removed during a dispatch round */
 };
 
@@ -56,29 +60,17 @@ void emu_loop_free(struct emu_loop *loop)
 {
     if (!loop)
         return;
-    while (loop->live) {
-        struct watcher *w = loop->live;
-
-        loop->live = w->next;
-        free(w);
-    }
+    for (size_t i = 0; i < loop->nr_by_fd; i++)
+        free(loop->by_fd[i]);
+    free(loop->by_fd);
     bury(loop);
     close(loop->epfd);
     free(loop);
 }
 
-static struct watcher *find(struct emu_loop *loop, int fd, struct watcher ***ret_link)
+static struct watcher *find(struct emu_loop *loop, int fd)
 {
-    struct watcher **pp;
-
-    for (pp = &loop->live; *pp; pp = &(*pp)->next) {
-        if ((*pp)->fd == fd) {
-            if (ret_link)
-                *ret_link = pp;
-            return *pp;
-        }
-    }
-    return NULL;
+    return fd >= 0 && (size_t)fd < loop->nr_by_fd ? loop->by_fd[fd] : NULL;
 }
 
 int emu_loop_add(struct emu_loop *loop, int fd, uint32_t events, emu_fd_cb cb, void *data)
@@ -86,8 +78,24 @@ int emu_loop_add(struct emu_loop *loop, int fd, uint32_t events, emu_fd_cb cb, v
     struct epoll_event ev = {.events = events};
     struct watcher *w;
 
-    if (find(loop, fd, NULL))
+    if (fd < 0)
+        return -EBADF;
+    if (find(loop, fd))
         return -EEXIST;
+    if ((size_t)fd >= loop->nr_by_fd) {
+        size_t n = loop->nr_by_fd ? loop->nr_by_fd : 64;
+        struct watcher **grown;
+
+        while (n <= (size_t)fd)
+            n *= 2;
+        grown = realloc(loop->by_fd, n * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        for (size_t i = loop->nr_by_fd; i < n; i++)
+            grown[i] = NULL;
+        loop->by_fd = grown;
+        loop->nr_by_fd = n;
+    }
     w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;
@@ -101,14 +109,13 @@ int emu_loop_add(struct emu_loop *loop, int fd, uint32_t events, emu_fd_cb cb, v
         free(w);
         return r;
     }
-    w->next = loop->live;
-    loop->live = w;
+    loop->by_fd[fd] = w;
     return 0;
 }
 
 int emu_loop_modify(struct emu_loop *loop, int fd, uint32_t events)
 {
-    struct watcher *w = find(loop, fd, NULL);
+    struct watcher *w = find(loop, fd);
     struct epoll_event ev = {.events = events};
 
     if (!w)
@@ -119,12 +126,12 @@ int emu_loop_modify(struct emu_loop *loop, int fd, uint32_t events)
 
 void emu_loop_remove(struct emu_loop *loop, int fd)
 {
-    struct watcher **link, *w = find(loop, fd, &link);
+    struct watcher *w = find(loop, fd);
 
     if (!w)
         return;
     epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
-    *link = w->next;
+    loop->by_fd[fd] = NULL;
     /* Events for it may still be in this round's batch. */
     w->dead = true;
     w->next = loop->graveyard;

@@ -144,8 +144,11 @@ struct xenstats_monitor *xenstats_monitor_new(struct xenstats_host *host, const 
         m->opts.min_interval_ms = 100;
     if (!m->opts.stale_limit)
         m->opts.stale_limit = 3;
+    /* a provider notifies only to answer (a late answer is one a
+     * request): each event beyond costs a wake-up, which on real Xen
+     * under QEMU was the bulk of the agent's CPU with a flooder */
     if (!m->opts.max_unsolicited)
-        m->opts.max_unsolicited = 100;
+        m->opts.max_unsolicited = 4;
     if (!m->opts.max_rejected_sets)
         m->opts.max_rejected_sets = 32;
     if (!m->opts.max_reads_per_s)

@@ -313,9 +313,12 @@ static bool handle_event(struct xenstats_monitor *m, int port, uint64_t now)
             s->unsolicited_in_window = 0;
         }
         if (++s->unsolicited_in_window > m->opts.max_unsolicited) {
-            if (!s->masked)
+            /* once a set: a flooder is masked again after each request,
+             * and a line each time would spend its domain's log budget */
+            if (!s->masked && !s->flood_logged)
                 mon_dom_log(m, s->domain, XENSTATS_LOG_WARNING,
-                            "set %s floods its event channel; ignored until the next request", s->path);
+                            "set %s floods its event channel; ignored until each next request", s->path);
+            s->flood_logged = true;
             s->masked = true;
             return false;
         }

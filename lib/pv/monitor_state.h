@@ -82,6 +82,7 @@ struct xenstats_pv_set {
     uint32_t nr_stats;
     int port; /* local, -1 when not bound */
     bool masked; /* left masked after an event flood */
+    bool flood_logged; /* said once: a flooder is masked every request */
     /* Binding sets our new port pending (as EVTCHNOP_bind_interdomain
      * does, for a notification sent before the bind): that event is no
      * answer and no misbehaviour. */

@@ -67,6 +67,20 @@ print("ok")
 PY
 pass "promtool and a strict parser accept /metrics with hostile names; values, texts and states are right"
 
+# a flooding provider costs the agent a few events a request, not a hundred
+# a second: its unrequested events (its set's errors) over 5 s
+flood_errors() { curl -sf "$URL/metrics" | awk '/^xenstats_pv_set_errors_total\{.*set="flood"/ { print $2 }'; }
+e0=$(flood_errors)
+sleep 5
+e1=$(flood_errors)
+[ -n "$e0" ] && [ -n "$e1" ] || fail "no errors figure for the flood set"
+rate=$(((e1 - e0) / 5))
+[ "$rate" -le 12 ] || fail "the flood cost the agent $rate unrequested events a second (at most 12: 4 tolerated a second, then masked until the next request, 2 requests a second)"
+pass "a flooding provider: $rate unrequested events a second reach the agent"
+n=$(grep -c "floods its event channel" "$XENSTATS_TEST_TMP/agent.log")
+[ "$n" -le 1 ] || fail "the flood was logged $n times (once a set: it is masked after every request)"
+pass "the flood is logged once ($n)"
+
 # a text statistic holding UTF-8 and stray bytes: that value only is invalid
 curl -sf "$URL/api/v1/snapshot" >"$XENSTATS_TEST_TMP/snap.json"
 python3 - "$XENSTATS_TEST_TMP/snap.json" <<'PY' || fail "UTF-8 in a text statistic"

@@ -180,6 +180,54 @@ static void test_scheduler_accounting(void **state)
     assert_true(running_share[2] > running_share[1]);
 }
 
+/*
+ * More busy vCPUs than pCPUs: each tick exactly the pCPUs' number run,
+ * the least run so far, so that over time every vCPU gets its share
+ * (the tick picks them without sorting them all).
+ */
+static void test_scheduler_overcommit(void **state)
+{
+    struct emu_host *host = *state;
+    struct emu_domain_spec s;
+    struct emu_domain *doms[6];
+    uint64_t t0 = 0, now = 0, least = UINT64_MAX, most = 0;
+    char text[64];
+    int i, d;
+
+    for (d = 0; d < 6; d++) {
+        snprintf(text, sizeof(text), "name=busy%d,vcpus=4,workload=cpu", d);
+        spec(&s, text);
+        doms[d] = emu_domain_find(host, (uint32_t)emu_domain_create(host, &s));
+        assert_non_null(doms[d]);
+        if (doms[d]->created > t0)
+            t0 = doms[d]->created;
+    }
+    host->last_tick = t0;
+    for (i = 1; i <= 1200; i++) { /* 12 s of 10 ms ticks */
+        uint32_t running = 0;
+
+        now = t0 + (uint64_t)i * 10000000ULL;
+        emu_host_tick(host, now);
+        /* every domain's, Domain-0's too (its vCPUs wake now and then) */
+        for (struct emu_domain *e = host->domains; e; e = e->next)
+            for (uint32_t v = 0; v < e->spec.nr_vcpus; v++)
+                running += e->vcpus[v].state == XEN_VCPU_STATS_RUNSTATE_RUNNING;
+        assert_int_equal(running, 2); /* 2 pCPUs, 24 busy vCPUs that want them */
+    }
+    for (d = 0; d < 6; d++)
+        for (uint32_t v = 0; v < 4; v++) {
+            const struct emu_vcpu *c = &doms[d]->vcpus[v];
+            uint64_t ran = c->times[XEN_VCPU_STATS_RUNSTATE_RUNNING] +
+                           (c->state == XEN_VCPU_STATS_RUNSTATE_RUNNING ? now - c->update_time : 0);
+
+            least = ran < least ? ran : least;
+            most = ran > most ? ran : most;
+        }
+    /* 24 s of pCPU time for 24 vCPUs: each about 1 s, within two ticks */
+    assert_true(most - least <= 20000000ULL);
+    assert_true(least >= 900000000ULL);
+}
+
 static void test_vdev(void **state)
 {
     uint32_t devid = 0, disk;
@@ -369,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_spec_parse),
         cmocka_unit_test(test_create_destroy),
         cmocka_unit_test(test_scheduler_accounting),
+        cmocka_unit_test(test_scheduler_overcommit),
         cmocka_unit_test(test_vdev),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_dying),

@@ -233,15 +233,34 @@ figures_checks() {
 # ticks of each, from xentop's start (its set-up counts) and over the same
 # span for the agent, which runs on.  Uses the caller's $AGENT.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+# where the agent's ticks went: per thread (its name, ticks, wake-ups),
+# and the PV sets' errors (a flooding provider's unrequested events)
+threads() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        echo "${t##*/} $(cat "$t/comm") $(awk '{ print $14 + $15 }' "$t/stat")" \
+            "$(awk '/ctxt_switches/ { n += $2 } END { print n }' "$t/status")"
+    done 2>/dev/null
+}
+set_errors() { awk '/^xenstats_pv_set_errors_total/ { print $1, $2 }' /tmp/metrics.txt; }
 agent_against_xentop() {
     local a0 a1 x1 xt
+    fetch && set_errors >/tmp/errors0.txt
+    threads "$AGENT" >/tmp/threads0.txt
     xentop -b -d 1 -i 65 >/dev/null 2>&1 &
     xt=$!
     a0=$(ticks "$AGENT")
     sleep 60
     a1=$(ticks "$AGENT")
     x1=$(ticks "$xt")
+    threads "$AGENT" >/tmp/threads1.txt
+    fetch && set_errors >/tmp/errors1.txt
     kill "$xt" 2>/dev/null
     wait "$xt" 2>/dev/null
+    awk 'NR == FNR { t[$1] = $3; w[$1] = $4; next }
+         { printf "XT: BENCH agent thread %s (%s): %d ticks, %d wake-ups in 60 s\n", $1, $2, $3 - t[$1], $4 - w[$1] }' \
+        /tmp/threads0.txt /tmp/threads1.txt
+    awk 'NR == FNR { e[$1] = $2; next } $2 - e[$1] > 0 { printf "XT: BENCH in 60 s: %s +%d\n", $1, $2 - e[$1] }' \
+        /tmp/errors0.txt /tmp/errors1.txt
     say "BENCH agent-vs-xentop 60s: agent $((a1 - a0)) ticks, xentop -b -d 1 $x1 ticks ($(getconf CLK_TCK 2>/dev/null || echo 100)/s): ratio $(awk -v a="$((a1 - a0))" -v x="$x1" 'BEGIN { if (x > 0) printf "%.2fx", a / x; else print "n/a" }') (goal <= 1x)"
 }
