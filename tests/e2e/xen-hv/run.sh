@@ -133,8 +133,10 @@ if [ $ARM = 1 ]; then
     mkdir -p "$TT/src" "$TT/inc" "$TT/bin"
     ln -sfn "${ARM_OUT%/*}/tree${ARM_OUT##*/out}/xen/include/public" "$TT/inc/xen"
     TP=$(ls "$REPO"/xen/patches/4.22/*-tools-tests-*.patch)
-    (cd "$TT/src" && git apply --include='tools/tests/vcpu-stats/*.c' "$TP") &&
-        [ -f "$TT/inc/xen/vcpu_stats.h" ] || { echo "no tools/tests checker from $TP or no patched headers" >&2; exit 1; }
+    # (git apply must not see this repository: inside one it takes the
+    # patch's paths from the top and skips those outside the directory)
+    (cd "$TT/src" && GIT_CEILING_DIRECTORIES=$TT git apply --include='tools/tests/vcpu-stats/*.c' "$TP") &&
+        [ -f "$TT/src/tools/tests/vcpu-stats/test-vcpu-stats.c" ] && [ -f "$TT/inc/xen/vcpu_stats.h" ] || { echo "no tools/tests checker from $TP or no patched headers" >&2; exit 1; }
     COMPAT=()
     grep -q xc_domain_getinfo_single "$SR/usr/include/xenctrl.h" ||
         COMPAT=(-include xenctrl.h -include "$HERE/xc-compat-4.17.h")
