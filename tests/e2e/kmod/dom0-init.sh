@@ -403,7 +403,7 @@ name_back() { # name_back CHECK DETAIL: the agent resumed, net eth0 active again
     w=$?
     ws=$w
     cmd 20 pubfail
-    pf=$OUT
+    pf=${OUT%% *}   # (the guest's answer ends in a space)
     [ "$pf" = 0 ] || w=1
     cmd 20 klog
     res "$1" $w "$2; netfront/net eth0=$(one_state netfront "net eth0") (active within 40 s: $([ $ws = 0 ] && echo yes || echo no)); publish failures since the mark: $pf; guest: $OUT"
