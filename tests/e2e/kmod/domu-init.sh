@@ -67,9 +67,14 @@ run() {
     rename) # eth0 to tmp0 and back at once
         ip link set eth0 down && ip link set eth0 name tmp0 && ip link set tmp0 name eth0 && ip link set eth0 up
         echo "rc=$?" ;;
-    dmesgmark) dmesg | grep -c "its name is busy" >/tmp/busymark; echo "rc=0" ;;
+    dmesgmark)
+        dmesg | grep -c "its name is busy" >/tmp/busymark
+        dmesg | grep -c "cannot publish" >/tmp/pubmark
+        echo "rc=0" ;;
     busy) # the "name is busy" messages since dmesgmark
         echo "$(($(dmesg | grep -c "its name is busy") - $(cat /tmp/busymark 2>/dev/null || echo 0)))" ;;
+    pubfail) # the "cannot publish" messages since dmesgmark
+        echo "$(($(dmesg | grep -c "cannot publish") - $(cat /tmp/pubmark 2>/dev/null || echo 0)))" ;;
     ifname) ls /sys/class/net | grep -v '^lo$' | tr '\n' ' '; cat /sys/class/net/eth0/address 2>/dev/null ;;
     iostart) # direct reads and writes of xvda until iostop; /tmp/iodone
         # once the loop has ended (its I/O is then complete: direct I/O)

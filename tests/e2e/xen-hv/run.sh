@@ -65,7 +65,9 @@
 #                  XEN_DEBUG=n for the release build), Debian 12's arm64
 #                  kernel and Xen 4.17 tools in dom0 (as `make e2e-xen
 #                  XEN_ARCH=arm64`, build-e2e-arm64/), vcpustats-check,
-#                  stats-rewrite and xenstats cross-compiled.  After the
+#                  stats-rewrite, xenstats and the series' tools/tests
+#                  checker (test-vcpu-stats, from xen/patches/4.22)
+#                  cross-compiled.  After the
 #                  checks, the rewrite test with the mapping every dom0 on
 #                  Arm gets (writable, no test-only patch).  BENCH_VCPUS
 #                  defaults to 4; work directory build-xen-hv/e2e-4.17-arm64
@@ -122,6 +124,27 @@ if [ $ARM = 1 ]; then
             -O2 -Wall -Wextra -Werror -I"$REPO/include" -o "$B/$c" "$REPO/tests/e2e/$c.c" \
             -lxenctrl -lxenforeignmemory || { echo "cross-compiling $c failed" >&2; exit 1; }
     done
+    # the series' tools/tests checker (test-vcpu-stats, the program of
+    # xen/patches/4.22's tools/tests patch, unchanged; the 4.17 series has
+    # no tools patch) against the patched tree's public headers and
+    # Debian 12's arm64 libxenctrl, which lacks xc_domain_getinfo_single()
+    # (4.18): xc-compat-4.17.h supplies it
+    TT=$B/tools-tests
+    mkdir -p "$TT/src" "$TT/inc" "$TT/bin"
+    ln -sfn "${ARM_OUT%/*}/tree${ARM_OUT##*/out}/xen/include/public" "$TT/inc/xen"
+    TP=$(ls "$REPO"/xen/patches/4.22/*-tools-tests-*.patch)
+    # (git apply must not see this repository: inside one it takes the
+    # patch's paths from the top and skips those outside the directory)
+    (cd "$TT/src" && GIT_CEILING_DIRECTORIES=$TT git apply --include='tools/tests/vcpu-stats/*.c' "$TP") &&
+        [ -f "$TT/src/tools/tests/vcpu-stats/test-vcpu-stats.c" ] && [ -f "$TT/inc/xen/vcpu_stats.h" ] || { echo "no tools/tests checker from $TP or no patched headers" >&2; exit 1; }
+    COMPAT=()
+    grep -q xc_domain_getinfo_single "$SR/usr/include/xenctrl.h" ||
+        COMPAT=(-include xenctrl.h -include "$HERE/xc-compat-4.17.h")
+    $MA-gcc --sysroot="$SR" -I"$TT/inc" -isystem "$SR/usr/include/$MA" -isystem "$SR/usr/include" -B"$SR/usr/lib/$MA/" \
+        -L"$SR/usr/lib/$MA" -L"$SR/lib/$MA" -Wl,-rpath-link="$SR/usr/lib/$MA" -Wl,-rpath-link="$SR/lib/$MA" \
+        -O2 -Wall -Wextra -Werror "${COMPAT[@]}" -o "$TT/bin/test-vcpu-stats" \
+        "$TT/src/tools/tests/vcpu-stats/test-vcpu-stats.c" -lxenctrl -lxenforeignmemory ||
+        { echo "cross-compiling test-vcpu-stats failed" >&2; exit 1; }
     if [ -z "${XENSTATS:-}" ]; then
         MB=$E2E_DIR/meson
         { [ -f "$MB/build.ninja" ] || meson setup "$MB" "$REPO" --cross-file "$("$REPO/scripts/cross/arm64.sh" cross-file)" \
@@ -261,8 +284,9 @@ fi
 if [ "$XENSTATS" != none ]; then
     initramfs_xenstats "$R" "$XENSTATS"
 fi
-# the series' tools/tests programs (build-xen-tree.sh copies them there)
-for t in "${XEN_TOOLS_ROOT:-/nonexistent}"/usr/lib/xen/tests/*; do
+# the series' tools/tests programs (build-xen-tree.sh copies them there;
+# on Arm, cross-built above)
+for t in "${XEN_TOOLS_ROOT:-/nonexistent}"/usr/lib/xen/tests/* "$B"/tools-tests/bin/*; do
     [ -f "$t" ] && initramfs_bin "$R" "$t" "/usr/lib/xen/tests/${t##*/}"
 done
 cp "$B/vmlinuz" "$R/domu/vmlinuz"
