@@ -301,6 +301,7 @@ static void test_listed_domain_no_file(void **state)
     struct xenstats_domain_info *list = NULL, info;
     struct emu_domain *busy, *late;
     char path[128], moved[160];
+    uint32_t gone;
     size_t n = 0;
 
     create(f, "name=Domain-0,vcpus=1");
@@ -326,9 +327,10 @@ static void test_listed_domain_no_file(void **state)
     info_of(f, late->domid, &info);
     assert_string_equal(info.name, "late");
     assert_int_equal(info.nr_vcpus, 3);
-    /* a destroyed one is gone, whatever the list remembers */
-    assert_int_equal(emu_domain_destroy(&f->host, busy->domid), 0);
-    assert_int_equal(xenstats_host_domain_info(f->api, busy->domid, &info), -ESRCH);
+    /* a destroyed one is gone, whatever the list remembers (busy is freed with it) */
+    gone = busy->domid;
+    assert_int_equal(emu_domain_destroy(&f->host, gone), 0);
+    assert_int_equal(xenstats_host_domain_info(f->api, gone, &info), -ESRCH);
 }
 
 static void test_paused_blocked(void **state)
