@@ -347,16 +347,9 @@ boot() {
     echo "[host] QEMU ran $(($(date +%s) - start)) s"
 }
 boot
-# Debian's dom0 kernel has been seen, once in many CI boots, to oops in an
-# interrupt and panic 2 s into its boot under QEMU's TCG, before any of
-# this test's code runs.  Such a boot says nothing about Xen or xenstats:
-# it is booted once more, and the first console is kept beside the log.
-# A panic once dom0's /init has started is a failure like any other.
-if grep -aq "Kernel panic" "$LOG" && ! grep -aq "XENTEST-BEGIN" "$LOG"; then
-    cp "$LOG" "$LOG.early-panic"
-    echo "[host] dom0's kernel panicked before its /init ran (console kept in $LOG.early-panic):"
-    tr -d '\r' <"$LOG" | grep -a -B12 "Kernel panic" | head -30
-    echo "[host] booting once more"
+# shellcheck source=tests/e2e/early-panic.sh
+. "$REPO/tests/e2e/early-panic.sh"
+if early_panic "$LOG" XENTEST-BEGIN "[host]"; then
     boot
 fi
 grep -a "XT: \|XENTEST-\|XT-REWRITE-\|Xen version\|(XEN) \*\*\*\|Panic\|FATAL\|vcpu_stats cost" "$LOG" | tr -d '\r'
